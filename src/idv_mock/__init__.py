@@ -1,0 +1,43 @@
+"""idv-mock: a contract-faithful, stateful mock of an identity verification service's API v3."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from idv_mock.backend import Service, ServiceConfig
+from idv_mock.backend import derive as _derive
+from idv_mock.backend.projects import Project
+from idv_mock.clock import DEFAULT_START
+from idv_mock.fake import SubmissionFactory, deep_merge
+
+__all__ = ["Service", "ServiceConfig", "SubmissionFactory", "create_app", "make_submission"]
+__version__ = "0.1.0"
+
+
+def make_submission(
+    overrides: dict[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    when: datetime = DEFAULT_START,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One complete, schema-valid Faker submission, ``overrides`` deep-merged over it.
+
+    Derived fields follow a project with default (or the given) ``options``; there is no
+    store, so duplicate fields stay empty. Use ``Service.create_submission`` for those.
+    """
+    project = Project.from_input(
+        {"project_id": "factory", "api_key": "factory-key", "options": options or {}},
+        "2026-01-01T00:00:00.000Z",
+    )
+    overrides = overrides or {}
+    raw = SubmissionFactory(seed).build(when, overrides, userid=overrides.get("userid"))
+    return _derive.derive(deep_merge(raw, overrides), project.options, project.project_options())
+
+
+def create_app(service: Service | None = None) -> Any:
+    """The ASGI app (Starlette) serving ``service``; imported lazily to keep imports light."""
+    from idv_mock.api.app import create_app as _create
+
+    return _create(service)

@@ -1,0 +1,125 @@
+"""The control API under ``/__admin``: reset, projects, seeding, whole-state export/import.
+
+No API key; meant for tests and demos on the same server. Every operation is a thin call to
+the same :class:`~idv_mock.backend.Service` method a Python test would use in-process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from idv_mock.api.http import json_response, parse_json, service_of
+from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
+from idv_mock.errors import ApiError
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _error(exc: BackendError) -> ApiError:
+    status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Conflict) else 400
+    body: dict[str, Any] = {"message": str(exc)}
+    if isinstance(exc, InvalidInput) and exc.problems:
+        body["errors"] = exc.problems[:50]
+    return ApiError(status, body)
+
+
+async def _json_body(request: Request) -> Any:
+    try:
+        return parse_json(await request.body())
+    except ValueError:
+        raise ApiError(400, {"message": "the body must be JSON"}) from None
+
+
+async def _object_body(request: Request) -> dict[str, Any]:
+    body = await _json_body(request)
+    if not isinstance(body, dict):
+        raise ApiError(400, {"message": "the body must be a JSON object"})
+    return body
+
+
+def _summary(service: Service, message: str) -> dict[str, Any]:
+    counts = {pid: len(p.store) for pid, p in service.projects.items()}
+    return {"message": message, "projects": counts}
+
+
+async def reset(request: Request) -> Response:
+    service = service_of(request)
+    service.reset()
+    return json_response(_summary(service, "reset to the seeded start state"))
+
+
+async def list_projects(request: Request) -> Response:
+    projects = [p.describe() for p in service_of(request).projects.values()]
+    return json_response({"projects": projects})
+
+
+async def create_project(request: Request) -> Response:
+    spec = await _object_body(request)
+    try:
+        project = service_of(request).create_project(spec)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(project.describe(), 201)
+
+
+async def get_project(request: Request) -> Response:
+    try:
+        project = service_of(request).project(request.path_params["project_id"])
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(project.describe())
+
+
+async def update_project(request: Request) -> Response:
+    changes = await _object_body(request)
+    try:
+        project = service_of(request).update_project(request.path_params["project_id"], changes)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(project.describe())
+
+
+async def create_submission(request: Request) -> Response:
+    overrides = await _object_body(request)
+    try:
+        sub = service_of(request).create_submission(request.path_params["project_id"], overrides)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(sub, 201)
+
+
+async def get_submission(request: Request) -> Response:
+    pid, sid = request.path_params["project_id"], request.path_params["submission_id"]
+    try:
+        sub = service_of(request).stored_submission(pid, sid)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(sub)
+
+
+async def export_state(request: Request) -> Response:
+    return json_response(service_of(request).export_state())
+
+
+async def import_state(request: Request) -> Response:
+    state = await _object_body(request)
+    service = service_of(request)
+    try:
+        service.import_state(state)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(_summary(service, "state imported"))
+
+
+ROUTES: dict[str, dict[str, Handler]] = {
+    "/__admin/reset": {"POST": reset},
+    "/__admin/projects": {"GET": list_projects, "POST": create_project},
+    "/__admin/projects/{project_id}": {"GET": get_project, "PATCH": update_project},
+    "/__admin/projects/{project_id}/submissions": {"POST": create_submission},
+    "/__admin/projects/{project_id}/submissions/{submission_id}": {"GET": get_submission},
+    "/__admin/state": {"GET": export_state, "PUT": import_state},
+}

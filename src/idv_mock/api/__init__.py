@@ -1,0 +1,1 @@
+"""The HTTP layer: parse a request, call the backend, render the result or the spec's error."""

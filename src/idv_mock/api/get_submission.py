@@ -1,0 +1,139 @@
+"""GET /submission (api-v3.md 4.2; gaps.md "GET /submission")."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from idv_mock import schemas
+from idv_mock.api import secure
+from idv_mock.api.http import api_key, json_response, query_lists, service_of
+from idv_mock.backend import Project
+from idv_mock.backend.store import Selection
+from idv_mock.errors import GET_SUBMISSION as ERR
+
+# the spec's parameter table, in its order (also the order of format checks)
+PARAMS = (
+    "submission_id",
+    "userid",
+    "email",
+    "count",
+    "nextpage_id",
+    "nextpage_date",
+    "start_date",
+    "end_date",
+    "request_type",
+)
+ENCRYPTABLE = ("email", "start_date", "end_date", "submission_id")
+REQUEST_TYPES = frozenset(
+    schemas.load("get_submission_query.json")["properties"]["request_type"]["enum"]
+)
+MAX_COUNT = 2000
+_TIMESTAMP = re.compile(schemas.definition("timestamp")["pattern"])
+_DATE = re.compile(schemas.definition("date")["pattern"])
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    selection: Selection
+    reduced: bool
+    request_type: str | None
+
+
+async def get_submission(request: Request) -> Response:
+    service = service_of(request)
+    project = service.project_for_key(api_key(request) or "")
+    if project is None:
+        raise ERR.error("invalid_project")
+    params = _single_values(query_lists(request), project)
+    if secure.is_secure(project):
+        params = _decrypted_params(params, project)
+    query = parse(params)
+    items, next_key = service.read(
+        project, query.selection, reduced=query.reduced, request_type=query.request_type
+    )
+    body: dict[str, object] = {"Items": items}
+    if next_key is not None:
+        body["nextpageKey"] = {"id": next_key[1], "created_at": next_key[0]}
+    if secure.is_secure(project):
+        return json_response(secure.encrypted(body, project))
+    return json_response(body)
+
+
+def _single_values(found: dict[str, list[str]], project: Project) -> dict[str, str]:
+    allowed = {*PARAMS, "data"} if secure.is_secure(project) else set(PARAMS)
+    for name in found:
+        if name not in allowed:
+            raise ERR.error("invalid_parameter", name)
+    for name, values in found.items():
+        if len(values) > 1:
+            raise ERR.error("invalid_format", name)
+    return {name: values[0] for name, values in found.items()}
+
+
+def _decrypted_params(params: dict[str, str], project: Project) -> dict[str, str]:
+    """Secure projects: the encryptable parameters come only inside ``data``."""
+    if "data" not in params:
+        raise ERR.error("missing_data")
+    for name in ENCRYPTABLE:
+        if name in params:
+            raise ERR.error("invalid_parameter", name)
+    try:
+        inner = secure.decrypt_object(params.pop("data"), project)
+    except (secure.BadCiphertext, secure.BadPlaintext) as exc:
+        raise ERR.error("invalid_payload") from exc
+    for name, value in inner.items():
+        if name not in ENCRYPTABLE:
+            raise ERR.error("invalid_parameter", name)
+        if not isinstance(value, str):
+            raise ERR.error("invalid_format", name)
+    return {**params, **inner}
+
+
+def parse(params: dict[str, str]) -> Query:
+    """Check formats in the table's order; the first failure answers."""
+    count = _count(params.get("count"))
+    after = _after(params.get("nextpage_id"), params.get("nextpage_date"))
+    start = _date(params, "start_date")
+    end = _date(params, "end_date")
+    request_type = params.get("request_type")
+    if request_type is not None and request_type not in REQUEST_TYPES:
+        raise ERR.error("invalid_format", "request_type")
+    sid, userid = params.get("submission_id"), params.get("userid")
+    sel = Selection(sid, userid, params.get("email"), start, end, after, count)
+    return Query(sel, reduced=userid is not None and sid is None, request_type=request_type)
+
+
+def _count(text: str | None) -> int:
+    if text is None:
+        return 50
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_COUNT:
+        raise ERR.error("invalid_format", "count")
+    return int(text)
+
+
+def _after(page_id: str | None, page_date: str | None) -> tuple[str, str] | None:
+    if page_id is None and page_date is None:
+        return None
+    if page_date is not None and not _TIMESTAMP.match(page_date):
+        raise ERR.error("invalid_format", "nextpage_date")
+    if page_id is None or page_date is None:
+        raise ERR.error("missing_data")
+    return (page_date, page_id)
+
+
+def _date(params: dict[str, str], name: str) -> str | None:
+    text = params.get(name)
+    if text is None:
+        return None
+    try:
+        if not _DATE.match(text):
+            raise ValueError(text)
+        date.fromisoformat(text)
+    except ValueError:
+        raise ERR.error("invalid_format", name) from None
+    return text

@@ -1,0 +1,57 @@
+"""A mocked project: its key, its administrators, its options, and its submissions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from idv_mock import schemas
+from idv_mock.backend.exceptions import InvalidInput
+from idv_mock.backend.store import SubmissionStore
+
+# option keys mirrored into each new submission's project_options (api-v3.md 2.3)
+MIRRORED = tuple(k for k in schemas.option_defaults() if k.startswith(("option_", "policy_")))
+
+
+@dataclass(slots=True)
+class Project:
+    project_id: str
+    api_key: str
+    admins: list[str]
+    options: dict[str, Any]
+    created_at: str
+    store: SubmissionStore = field(default_factory=SubmissionStore)
+
+    @classmethod
+    def from_input(cls, spec: dict[str, Any], created_at: str) -> Project:
+        """A project from control-API input; options not given take their schema default."""
+        problems = schemas.errors("project.json", spec)
+        if problems:
+            raise InvalidInput("invalid project", problems)
+        options = {**schemas.option_defaults(), **spec.get("options", {})}
+        admins = list(dict.fromkeys(spec.get("admins", [])))
+        return cls(spec["project_id"], spec["api_key"], admins, options, created_at)
+
+    def is_admin(self, email: str) -> bool:
+        return email in self.admins
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "project_id": self.project_id,
+            "api_key": self.api_key,
+            "admins": list(self.admins),
+            "options": dict(self.options),
+            "created_at": self.created_at,
+            "submission_count": len(self.store),
+        }
+
+    def project_options(self) -> dict[str, Any]:
+        """The ``project_options`` object a submission created now carries."""
+        mirrored: dict[str, Any] = {k: self.options[k] for k in MIRRORED}
+        url = self.options.get("webhook_url") or ""
+        members = [
+            {"name": a.split("@")[0], "addDate": self.created_at, "email": a} for a in self.admins
+        ]
+        mirrored["webhookURL"] = url
+        mirrored["webhook"] = {"createTime": self.created_at, "members": members, "url": url}
+        return mirrored

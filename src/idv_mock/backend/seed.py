@@ -1,0 +1,62 @@
+"""The seeded start state of a project: a realistic mix, the same for the same seed.
+
+Over the 120 days before the clock's start: new applicants, returning users who submit
+again (same user id and identity, so ``duplicated_users`` fills), different people sharing
+one e-mail, re-used selfies, approved and rejected results, and AML either screened with
+no match or not yet screened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from idv_mock.fake import IDENTITY_KEYS, SubmissionFactory
+
+SPAN = timedelta(days=120)
+Create = Callable[[dict[str, Any], datetime], dict[str, Any]]
+
+
+def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datetime]:
+    """``count`` creation times, ascending, spread irregularly over ``SPAN`` before ``end``."""
+    gaps = [factory.rng.uniform(0.3, 1.7) for _ in range(count)]
+    total = sum(gaps) or 1.0
+    step = SPAN / total
+    out, at = [], end - SPAN
+    for gap in gaps:
+        at += step * gap
+        out.append(at.replace(microsecond=at.microsecond // 1000 * 1000))
+    return out
+
+
+def seed(factory: SubmissionFactory, end: datetime, count: int, create: Create) -> None:
+    """Create ``count`` submissions through ``create`` (the project's creation path)."""
+    made: list[dict[str, Any]] = []
+    for when in moments(factory, end, count):
+        overrides = _mix(factory, made)
+        overrides.setdefault("aml", _screened(factory))
+        made.append(create(overrides, when))
+
+
+def _mix(factory: SubmissionFactory, made: list[dict[str, Any]]) -> dict[str, Any]:
+    roll = factory.rng.random()
+    if not made or roll < 0.62:
+        return {}
+    earlier = factory.rng.choice(made)
+    if roll < 0.82:  # the same user again
+        data = {k: earlier["data"][k] for k in IDENTITY_KEYS if k in earlier["data"]}
+        return {"userid": earlier["userid"], "email": earlier["email"], "data": data}
+    if roll < 0.92:  # someone else with the same e-mail
+        return {"email": earlier["email"]}
+    return {"image": {"selfieImage": earlier["image"]["selfieImage"]}}
+
+
+def _screened(factory: SubmissionFactory) -> dict[str, Any]:
+    if factory.rng.random() < 0.4:
+        return {}
+    return {
+        "risk_level_summary": "No Match",
+        "currentstatus": "No Match",
+        "raw_data": {"threshold": 80, "matchCount": 0},
+    }

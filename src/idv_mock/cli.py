@@ -1,0 +1,96 @@
+"""The ``idv-mock`` command: ``serve`` runs the mock, ``crypto`` encrypts and decrypts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from idv_mock import crypto
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="idv-mock", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the mock server")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port to bind (default 8080)")
+    serve.add_argument("--api-key", default="mock-api-key", help="the default project's API key")
+    serve.add_argument(
+        "--admin",
+        action="append",
+        help="an administrator e-mail of the default project (repeatable; "
+        "default admin@example.com)",
+    )
+    serve.add_argument("--seed-count", type=int, default=50, help="seeded submissions (50)")
+    serve.add_argument("--random-seed", type=int, default=0, help="seed of the fake data (0)")
+    serve.add_argument(
+        "--secure-transfer",
+        action="store_true",
+        help="switch on Secure Data Transfer for the default project",
+    )
+    serve.add_argument(
+        "--clock",
+        choices=("tick", "wall"),
+        default="tick",
+        help="tick: deterministic time that moves 1 s per read (default); wall: real time",
+    )
+    serve.add_argument("--log-level", default="warning", help="uvicorn log level (warning)")
+    crypto_cmd = sub.add_parser("crypto", help="Secure Data Transfer: stdin -> stdout")
+    crypto_cmd.add_argument("action", choices=("encrypt", "decrypt"))
+    crypto_cmd.add_argument("--api-key", required=True, help="the project's API key")
+    crypto_cmd.add_argument(
+        "--key-derivation", choices=crypto.KEY_DERIVATIONS, default="sha256", help="(sha256)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    return run_crypto(args)
+
+
+def run_crypto(args: argparse.Namespace) -> int:
+    text = sys.stdin.read()
+    try:
+        if args.action == "encrypt":
+            out = crypto.encrypt(text.rstrip("\n"), args.api_key, args.key_derivation)
+        else:
+            out = crypto.decrypt_text(text, args.api_key, args.key_derivation)
+    except crypto.CryptoError as exc:
+        print(f"idv-mock crypto: {exc}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from idv_mock.api.app import create_app
+    from idv_mock.backend import Service, ServiceConfig
+
+    admins = tuple(args.admin or ["admin@example.com"])
+    options = {"secure_transfer": True} if args.secure_transfer else {}
+    config = ServiceConfig(
+        api_key=args.api_key,
+        admins=admins,
+        seed_count=args.seed_count,
+        random_seed=args.random_seed,
+        options=options,
+        clock_mode=args.clock,
+    )
+    app = create_app(Service(config))
+    print(f"idv-mock serving http://{args.host}:{args.port}/v3", flush=True)
+    print(f"  api key: {args.api_key}   admin: {', '.join(admins)}", flush=True)
+    print(
+        f"  project: default ({args.seed_count} submissions, seed {args.random_seed})", flush=True
+    )
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,268 @@
+"""The spec's error catalogue: every message of api-v3.md section 7 (and gaps.md), once.
+
+Each endpoint family answers errors in its own body shape (gaps.md, "Error bodies"); an
+entry names the message, its status and its ``errorCode`` (or, where the service sends no
+code, a short name used only inside the mock and by fault rules). ``<parameter>`` in the
+spec is ``{}`` here. One exception type, :class:`ApiError`, carries a rendered error to the
+single handler of the web layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Shape(Enum):
+    CODED = "coded"  # {"errorCode", "message"}
+    STATUS = "status"  # {"message", "statusCode"}
+    MONITOR = "monitor"  # {"errorCode", "errorMessage"}
+    MESSAGE = "message"  # {"message"}
+
+
+class ApiError(Exception):
+    """An error response, ready to render: status, JSON body, extra headers."""
+
+    def __init__(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(status, body)
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    code: str
+    message: str
+    status: int = 400
+    fault_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    name: str
+    shape: Shape
+    entries: tuple[Entry, ...]
+    _by_code: dict[str, Entry] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_code", {e.code: e for e in self.entries})
+
+    def entry(self, code: str) -> Entry:
+        return self._by_code[code]
+
+    def find(self, code_or_message: str) -> Entry | None:
+        """An entry named by its code or by its message text (the template, or a filled one)."""
+        if code_or_message in self._by_code:
+            return self._by_code[code_or_message]
+        for entry in self.entries:
+            head, _, tail = entry.message.partition("{}")
+            if code_or_message == entry.message or (
+                _ and code_or_message.startswith(head) and code_or_message.endswith(tail)
+            ):
+                return entry
+        return None
+
+    def error(self, code: str, *args: str, **extra: Any) -> ApiError:
+        entry = self._by_code[code]
+        return self.render(entry, entry.message.format(*args) if args else entry.message, **extra)
+
+    def render(self, entry: Entry, message: str, **extra: Any) -> ApiError:
+        return ApiError(entry.status, {**_body(self.shape, entry, message), **extra})
+
+
+def _body(shape: Shape, entry: Entry, message: str) -> dict[str, Any]:
+    if shape is Shape.CODED:
+        return {"errorCode": entry.code, "message": message}
+    if shape is Shape.STATUS:
+        return {"message": message, "statusCode": entry.status}
+    if shape is Shape.MONITOR:
+        return {"errorCode": entry.code, "errorMessage": message}
+    return {"message": message}
+
+
+# Texts the service uses on more than one call.
+INVALID_PROJECT = "Invalid project"
+INVALID_ADMIN = "Invalid admin"
+INVALID_PAYLOAD = "Invalid payload"
+CANNOT_FIND_SUBMISSION = "Cannot find submission."
+NO_SUBMISSION_DATA = "not Exist Submission Data"
+NO_PROJECT_DATA = "not Exist Project Data"
+INTERNAL = "Internal server error"
+INVALID_WORKLIST_ID = "Invalid worklist ID"
+
+PATCH_SUBMISSION = Family(
+    "PATCH /submission",
+    Shape.CODED,
+    (
+        Entry("missing_api_key", "API-Key is required."),
+        Entry("invalid_project", "The project is not found."),
+        Entry("decryption_failed", "Decryption is Failed. Please check the api-key."),
+        Entry("data_processing_error", "Data Processing Error.", fault_only=True),
+        Entry("parse_error", "data parsing error. please check input data."),
+        Entry("missing_submissionId", "submissionId is required."),
+        Entry("missing_project", "projectId or x-api-key is required."),
+        Entry("missing_admin", "admin is required."),
+        Entry("nothing_to_modify", "At least one property to modify is required."),
+        Entry("invalid_idType", "Invalid idType. Please check the idType."),
+        Entry("invalid_kycStatus", "Invalid kyc status. Please check the kycStatus."),
+        Entry("invalid_gender", "Invalid gender. Please check the gender."),
+        Entry(
+            "invalid_issuingCountry",
+            "Invalid issuingCountry. Please enter a valid ISO 3166-1 alpha-3.",
+        ),
+        Entry(
+            "invalid_nationality", "Invalid nationality. Please enter a valid ISO 3166-1 alpha-3."
+        ),
+        Entry("invalid_birthDate", "Invalid birthDate. Please enter the date as YYYY-MM-DD"),
+        Entry("invalid_issueDate", "Invalid issueDate. Please enter the date as YYYY-MM-DD"),
+        Entry("invalid_expireDate", "Invalid expireDate. Please enter the date as YYYY-MM-DD"),
+        Entry("invalid_admin", INVALID_ADMIN),
+        Entry("invalid_submissionId", CANNOT_FIND_SUBMISSION),
+    ),
+)
+
+GET_SUBMISSION = Family(
+    "GET /submission",
+    Shape.CODED,
+    (
+        Entry("invalid_payload", INVALID_PAYLOAD),
+        Entry("missing_data", "Required input data is missing"),
+        Entry("invalid_project", INVALID_PROJECT),
+        Entry("invalid_admin", INVALID_ADMIN, fault_only=True),
+        Entry("invalid_parameter", "invalid parameter: {}"),
+        Entry("invalid_format", "invalid format: {}"),
+        Entry("processing_error", "Failed to complete migration", 500, fault_only=True),
+    ),
+)
+
+DELETE_SUBMISSION = Family(
+    "DELETE /submission",
+    Shape.STATUS,
+    (
+        Entry("missing_submission_id", "not Exist Submission ID"),
+        Entry("submission_not_found", NO_SUBMISSION_DATA),
+        Entry("project_not_found", NO_PROJECT_DATA),
+        Entry("delete_failed", "delete Process FAIL", fault_only=True),
+    ),
+)
+
+PARTIAL_DELETE = Family(
+    "DELETE /submission/partial",
+    Shape.STATUS,
+    (
+        Entry("missing_submission_id", "submission_id is required"),
+        Entry("missing_fields", "fields parameter is required and cannot be empty"),
+        Entry("fields_not_string", "fields must be a string"),
+        Entry("data_fields_not_string", "data_fields must be a string"),
+        Entry("fields_not_string_format", "fields parameter is not in string format"),
+        Entry("data_fields_not_string_format", "data_fields parameter is not in string format"),
+        Entry("empty_fields", "fields cannot be empty"),
+        Entry("invalid_fields", "invalid fields found in fields: {}"),
+        Entry("invalid_data_fields", "invalid fields found in data_fields: {}"),
+        Entry(
+            "data_fields_not_allowed",
+            "data_fields parameter is not allowed when fields does not include data",
+        ),
+        Entry("fields_format", "invalid format for fields: {}"),
+        Entry("data_fields_format", "invalid format for data_fields: {}"),
+        Entry("invalid_api_key", "invalid API key for this project"),
+        Entry("submission_not_found", NO_SUBMISSION_DATA),
+        Entry("project_not_found", NO_PROJECT_DATA),
+        Entry("internal_error", INTERNAL, fault_only=True),
+    ),
+)
+
+AML_SCREENING = Family(
+    "POST /submission/aml",
+    Shape.CODED,
+    (
+        Entry("invalid_project", INVALID_PROJECT),
+        Entry("invalid_payload", INVALID_PAYLOAD),
+        Entry("missing_parameter", "submissionId is required"),
+        Entry("invalid_submissionId", CANNOT_FIND_SUBMISSION),
+        Entry("invalid_country", "The nationality is invalid: {}"),
+        Entry("request_failed", "Fail to search AML.", fault_only=True),
+        Entry("invalid_aml_threshold", "Invalid AML Threshold."),
+    ),
+)
+
+AML_REPORT = Family(
+    "GET /report/aml",
+    Shape.CODED,
+    (
+        Entry("invalid_project", INVALID_PROJECT),
+        Entry("missing_parameter", "resourceId is required"),
+        Entry("invalid_resourceId", "Cannot find report."),
+    ),
+)
+
+MONITORING = Family(
+    "/submission/aml/monitor",
+    Shape.MONITOR,
+    (
+        Entry("invalid_path", "Invalid request method"),
+        Entry("invalid_project", INVALID_PROJECT),
+        Entry("invalid_worklist", "Worklist is inactive"),
+        Entry("unknown_worklist", INVALID_WORKLIST_ID),
+        Entry("invalid_submissionIds", "submissionIds must be an array of 1 to 25 strings"),
+        Entry("invalid_admin", INVALID_ADMIN),
+        Entry("missing_required_parameters", "Missing required parameters: {}"),
+        Entry("all_submissions_failed", "All submissions failed", 500),
+        Entry("processing_failed", "Processing failed", 500, fault_only=True),
+        Entry("internal_server_error", INTERNAL, 500, fault_only=True),
+        Entry("invalid_record", "Record not found"),
+        Entry("invalid_records", "Some records do not exist"),
+        Entry("invalide_worklist", INVALID_WORKLIST_ID),
+        Entry("invalid_payload", INVALID_PAYLOAD),
+    ),
+)
+
+PROJECTION = Family(
+    "/projection",
+    Shape.MESSAGE,
+    (
+        Entry("forbidden", "Forbidden", 403),
+        Entry("missing_field", "Invalid request body: {}"),
+        Entry("invalid_mode", "Invalid mode: {}"),
+        Entry("invalid_fields", "Invalid fields detected: {}"),
+        Entry("invalid_encrypted_body", "Invalid encrypted body"),
+        Entry("invalid_json", "Invalid JSON body"),
+        Entry("not_found", "Projection not found", 404),
+        Entry("collection_method", "Method not allowed for /projections path", 405),
+        Entry("item_method", "Method not allowed for /projections/projectionId path", 405),
+        Entry("name_exists", "Projection name already exists", 409),
+        Entry("count_limit", "Projection count limit exceeded", 409),
+        Entry("internal_error", INTERNAL, 500, fault_only=True),
+    ),
+)
+
+GENERIC = Family(
+    "any path",
+    Shape.MESSAGE,
+    (
+        Entry("not_found", "Not Found", 404),
+        Entry("method_not_allowed", "Method Not Allowed", 405),
+        Entry("internal_error", INTERNAL, 500),
+    ),
+)
+
+RATE_LIMIT = Family(
+    "rate limit", Shape.CODED, (Entry("too_many_requests", "Too many requests", 429),)
+)
+
+FAMILIES: tuple[Family, ...] = (
+    PATCH_SUBMISSION,
+    GET_SUBMISSION,
+    DELETE_SUBMISSION,
+    PARTIAL_DELETE,
+    AML_SCREENING,
+    AML_REPORT,
+    MONITORING,
+    PROJECTION,
+    GENERIC,
+    RATE_LIMIT,
+)

@@ -1,0 +1,474 @@
+"""Realistic, deterministic submissions built with Faker.
+
+One :class:`SubmissionFactory` owns a seeded ``random.Random`` and a seeded multi-locale
+Faker, so the same seed yields the same submissions byte for byte. The factory builds the
+raw record (what the applicant's verification flow produced); the backend then applies the
+project's derived-field rules (review, masking, duplicates, ``project_options``).
+Identity fields given in ``overrides["data"]`` are used *before* the dependent parts (OCR,
+review, attempts) are built, so an overridden name shows up everywhere a real one would.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from faker import Faker
+
+from idv_mock.clock import iso, stamp
+
+# nationality (ISO alpha-3) -> Faker locale, with a weight for the seeded mix
+LOCALES: dict[str, tuple[str, int]] = {
+    "KOR": ("ko_KR", 30),
+    "USA": ("en_US", 20),
+    "GBR": ("en_GB", 8),
+    "DEU": ("de_DE", 6),
+    "FRA": ("fr_FR", 6),
+    "JPN": ("ja_JP", 8),
+    "IND": ("en_IN", 8),
+    "BRA": ("pt_BR", 5),
+    "VNM": ("vi_VN", 5),
+    "ESP": ("es_ES", 2),
+    "ITA": ("it_IT", 2),
+}
+FAMILY_NAME_FIRST = frozenset({"KOR", "JPN", "VNM"})
+ID_TYPES_BY_NATION: dict[str, tuple[str, ...]] = {
+    "KOR": ("government_id", "drivers_license", "passport"),
+    "VNM": ("passport", "foreign_registrator", "residence_permit"),
+    "IND": ("aadhaar", "pancard", "passport", "drivers_license"),
+    "USA": ("drivers_license", "passport", "identification_card"),
+}
+DEFAULT_ID_TYPES = (
+    "passport",
+    "identification_card",
+    "residence_permit",
+    "drivers_license",
+    "visa",
+)
+IDENTITY_KEYS = (
+    "first_name",
+    "last_name",
+    "full_name",
+    "full_name_en",
+    "gender",
+    "nationality",
+    "date_of_birth",
+    "idType",
+    "documentNumber",
+    "identityNumber",
+    "idcard_issuingCountry",
+    "idcard_issueDate",
+    "idcard_expireDate",
+)
+IMAGE_HOST = "https://storage.idv-mock.local"
+
+
+class SubmissionFactory:
+    """Seeded source of raw submissions; see the module docstring."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+        self.faker = Faker([loc for loc, _ in LOCALES.values()])
+        self.faker.seed_instance(seed)
+        self._nations = list(LOCALES)
+        self._weights = [w for _, w in LOCALES.values()]
+
+    def reseed(self, seed: int) -> None:
+        """Start the same sequence again as a new factory with ``seed`` would (cheaply)."""
+        self.rng.seed(seed)
+        self.faker.seed_instance(seed)
+
+    # --- small random helpers ---
+    def hex(self, n: int) -> str:
+        return "".join(self.rng.choice("0123456789abcdef") for _ in range(n))
+
+    def digits(self, n: int) -> str:
+        return "".join(self.rng.choice(string.digits) for _ in range(n))
+
+    def uuid(self) -> str:
+        h = self.hex(32)
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
+
+    def score(self, low: float, high: float) -> float:
+        return round(self.rng.uniform(low, high), 2)
+
+    def nationality(self) -> str:
+        return self.rng.choices(self._nations, self._weights)[0]
+
+    # --- identity ---
+    def identity(self, when: datetime, given: dict[str, Any] | None = None) -> dict[str, str]:
+        """Personal and document fields, honouring the ones ``given``."""
+        given = {k: v for k, v in (given or {}).items() if isinstance(v, str)}
+        nat = given.get("nationality") or self.nationality()
+        fk = self.faker[LOCALES.get(nat, ("en_US", 0))[0]]
+        gender = given.get("gender") or self.rng.choice(("male", "female"))
+        first = fk.first_name_male() if gender == "male" else fk.first_name_female()
+        last = fk.last_name()
+        first, last = given.get("first_name", first), given.get("last_name", last)
+        full = f"{last} {first}" if nat in FAMILY_NAME_FIRST else f"{first} {last}"
+        full = given.get("full_name", given.get("name", full))
+        issued = when.date() - timedelta(days=self.rng.randint(30, 3000))
+        id_type = self.rng.choice(ID_TYPES_BY_NATION.get(nat, DEFAULT_ID_TYPES))
+        ident = {
+            "first_name": first,
+            "last_name": last,
+            "full_name": full,
+            "full_name_en": full if full.isascii() else self._english_name(gender),
+            "gender": gender,
+            "nationality": nat,
+            "date_of_birth": self._birth_date(when).isoformat(),
+            "idType": id_type,
+            "documentNumber": self.rng.choice(string.ascii_uppercase) + self.digits(8),
+            "identityNumber": self._identity_number(nat),
+            "idcard_issuingCountry": nat,
+            "idcard_issueDate": issued.isoformat(),
+            "idcard_expireDate": _years_later(issued, 10).isoformat(),
+        }
+        ident.update({k: v for k, v in given.items() if k in IDENTITY_KEYS})
+        return ident
+
+    def _english_name(self, gender: str) -> str:
+        en = self.faker["en_US"]
+        first = en.first_name_male() if gender == "male" else en.first_name_female()
+        return f"{first} {en.last_name()}"
+
+    def _birth_date(self, when: datetime) -> date:
+        age_days = self.rng.randint(19 * 366, 75 * 365)
+        return when.date() - timedelta(days=age_days)
+
+    def _identity_number(self, nat: str) -> str:
+        if nat == "KOR":
+            return f"{self.digits(6)}-{self.rng.choice('1234')}{self.digits(6)}"
+        if nat == "USA":
+            return f"{self.digits(3)}-{self.digits(2)}-{self.digits(4)}"
+        return self.digits(12)
+
+    # --- the whole record ---
+    def build(
+        self,
+        when: datetime,
+        overrides: dict[str, Any] | None = None,
+        *,
+        userid: str | None = None,
+    ) -> dict[str, Any]:
+        """A complete raw submission created at ``when`` (derived fields still to apply)."""
+        overrides = overrides or {}
+        given_data = overrides.get("data") if isinstance(overrides.get("data"), dict) else None
+        ident = self.identity(when, given_data)
+        sid = self.uuid()
+        result = self.rng.choices(("approved", "rejected"), (7, 3))[0]
+        kyc_at = when + timedelta(seconds=self.rng.randint(20, 600))
+        ip = self.faker["en_US"].ipv4_public()
+        email = self._email(ident)
+        sub: dict[str, Any] = {
+            "data": self._data(ident, ip, when),
+            "OCR_raw": self._ocr_raw(ident),
+            "ocr": _ocr(ident),
+            "review": {},
+            "image": self._images(sid),
+            "memo": {"text": "", "updated_at": ""},
+            "duplicated_users": [],
+            "duplicated_selfie_users": [],
+            "email": email,
+            "submission_id": sid,
+            "recognition_score": f"{self.score(72, 99.9):.2f}",
+            "service_score": f"{self.score(60, 99.9):.2f}",
+            "duplicated_information": "",
+            "custom_duplicated_information": "",
+            "applicant_id": self.hex(24),
+            "created_at": stamp(when),
+            "kyc_result_at": stamp(kyc_at),
+            "updated_at": stamp(kyc_at),
+            "pending_at": "",
+            "userid": userid or f"user_{self.hex(10)}",
+            "reviewer": "",
+            "project_options": {},
+            "additional_list": self._additional(),
+            "kyc": self._kyc(ident, result, when, sid),
+            "aml": not_screened(),
+            "verification": self._verification(ident, when),
+            "signals": self._signals(when),
+            "updateHistory": {},
+            "warning": [],
+            "Injection_action": [],
+            "id_LivenessScore": {"score": self.score(0.8, 1.0), "result": "live"},
+            "tokenId": self.hex(32),
+            "pre_verification": self._pre_verification(ip, ident, when),
+        }
+        return sub
+
+    def _email(self, ident: dict[str, str]) -> str:
+        en = self.faker["en_US"]
+        local = ident["full_name_en"].lower().replace(" ", ".")
+        local = "".join(c for c in local if c.isascii() and (c.isalnum() or c == "."))
+        return f"{local or 'user'}{self.rng.randint(1, 999)}@{en.free_email_domain()}"
+
+    def _data(self, ident: dict[str, str], ip: str, when: datetime) -> dict[str, str]:
+        fk = self.faker[LOCALES.get(ident["nationality"], ("en_US", 0))[0]]
+        street = fk.street_address().replace("\n", ", ")
+        city, zipcode, state = fk.city(), fk.postcode(), fk.administrative_unit()
+        nat = ident["nationality"]
+        age = when.year - int(ident["date_of_birth"][:4])
+        return {
+            "age_group": f"{min(age // 10 * 10, 70)}s",
+            **{k: ident[k] for k in IDENTITY_KEYS if k not in {"idType", "documentNumber"}},
+            "address_city": city,
+            "address_country": nat,
+            "address_state": state,
+            "address_street": street,
+            "address_street2": "",
+            "address_zipcode": zipcode,
+            "address_globalCode": self._plus_code(8),
+            "address_compoundCode": f"{self._plus_code(4)} {city}",
+            "address_formatted": f"{street}, {city}, {state} {zipcode}",
+            "address_input": street,
+            "address_detail": f"{self.rng.randint(1, 30)}F",
+            "ip_address": ip,
+            "idType": ident["idType"],
+            "documentNumber": ident["documentNumber"],
+            "ssnNumber": self.faker["en_US"].ssn() if nat == "USA" else "",
+            "phoneNumber": fk.phone_number(),
+            "cf1": f"CUST-{self.digits(6)}",
+            "cf2": "",
+            "cf3": "",
+            **self._korean_stay(ident, when),
+        }
+
+    def _korean_stay(self, ident: dict[str, str], when: datetime) -> dict[str, str]:
+        """Residence-permit fields, present only for a Korean foreigner registration card."""
+        if ident["idType"] != "foreign_registrator":
+            return {}
+        stay = when.date() + timedelta(days=self.rng.randint(90, 1500))
+        return {
+            "typeOfPermit": "F-2",
+            "typeOfPermitGovKor": "F-2",
+            "expiryDateOfStayKor": stay.isoformat(),
+            "nationalityGovKor": ident["nationality"],
+        }
+
+    def _plus_code(self, n: int) -> str:
+        alphabet = "23456789CFGHJMPQRVWX"
+        code = "".join(self.rng.choice(alphabet) for _ in range(n))
+        return f"{code}+{self.rng.choice(alphabet)}{self.rng.choice(alphabet)}"
+
+    def _ocr_raw(self, ident: dict[str, str]) -> dict[str, Any]:
+        items = {
+            "number": ident["identityNumber"],
+            "birth_date": ident["date_of_birth"],
+            "name_eng": ident["full_name_en"],
+            "gender": ident["gender"][0].upper(),
+            "issue_date": ident["idcard_issueDate"],
+        }
+        raw: dict[str, Any] = {k: self._ocr_item(v) for k, v in items.items()}
+        raw["rotate"] = {"value": self.rng.choice(("0", "0", "0", "90"))}
+        return raw
+
+    def _ocr_item(self, value: str) -> dict[str, Any]:
+        x, y = self.rng.randint(20, 400), self.rng.randint(20, 250)
+        w, h = self.rng.randint(80, 300), self.rng.randint(18, 40)
+        corners = ((x, y), (x + w, y), (x + w, y + h), (x, y + h))
+        names = ("first", "second", "third", "fourth")
+        return {
+            "value": value,
+            "score": self.score(0.7, 1.0),
+            "accepted": True,
+            "coordinates": {
+                n: {"x": cx, "y": cy} for n, (cx, cy) in zip(names, corners, strict=True)
+            },
+        }
+
+    def _images(self, sid: str) -> dict[str, str]:
+        base = f"{IMAGE_HOST}/{sid}"
+        return {
+            "idImage": f"{base}/id_front.jpg",
+            "idBackImage": f"{base}/id_back.jpg",
+            "selfieImage": f"{base}/selfie.jpg",
+            "addressImage": "",
+        }
+
+    def _additional(self) -> list[dict[str, str]]:
+        job = self.faker["en_US"].job()
+        return [{"answer": "Occupation", "inputValue": job, "blockType": "text"}]
+
+    def _kyc(self, ident: dict[str, str], result: str, when: datetime, sid: str) -> dict[str, Any]:
+        tries = self.rng.choices((1, 2, 3), (6, 3, 1))[0]
+        attempts = [self._attempt(i + 1, ident, when, sid) for i in range(tries)]
+        retry = [
+            {
+                "type": "step1",
+                "retryCnt": i,
+                "retryCode": "recognition_fail",
+                "retryMessage": "The ID card could not be recognised. Please try again.",
+            }
+            for i in range(1, tries)
+        ]
+        rejected = result == "rejected"
+        code = "too_many_retry" if rejected and tries == 3 else "other"
+        text = "Too many retries." if code == "too_many_retry" else "Document image is unclear."
+        return {
+            "result": result,
+            "comment": [text] if rejected else [],
+            "commentCode": [code] if rejected else [],
+            "attempts": attempts,
+            "retry": retry,
+        }
+
+    def _attempt(self, n: int, ident: dict[str, str], when: datetime, sid: str) -> dict[str, Any]:
+        start = when - timedelta(seconds=90 * (4 - n))
+        return {
+            "attemptCnt": n,
+            "step1Time1st": iso(start),
+            "step2Time1st": iso(start + timedelta(seconds=self.rng.randint(10, 60))),
+            "ocrResult": "success",
+            "verificationResult": "success",
+            "verification": {
+                "result": {
+                    "code": "0000",
+                    "message": "success",
+                    "transactionId": self.hex(20),
+                    "extraMessage": "",
+                },
+                "data": {
+                    "resAuthenticity": "1",
+                    "resExpirationDate": "1",
+                    "resNationality": ident["nationality"],
+                    "resAuthenticityDesc": "genuine",
+                    "resStatus": "valid",
+                },
+                "userName": ident["full_name"],
+            },
+            "verificationParams": {
+                "idType": ident["idType"],
+                "nationality": ident["nationality"],
+                "birthDate": ident["date_of_birth"],
+                "documentNumber": ident["documentNumber"],
+            },
+            "faceSimilarityScore": self.score(0.6, 0.99),
+            "selfieImage": f"{IMAGE_HOST}/{sid}/selfie_{n}.jpg",
+            "livenessScore": self.score(0.7, 0.99),
+            "liveness": {
+                "score": self.score(0.7, 0.99),
+                "probability": self.score(0.7, 0.99),
+                "quality": self.score(0.5, 0.99),
+            },
+        }
+
+    def _verification(self, ident: dict[str, str], when: datetime) -> dict[str, Any]:
+        age = when.year - int(ident["date_of_birth"][:4])
+        low, high = age - self.rng.randint(1, 5), age + self.rng.randint(1, 6)
+        used = {
+            "selfieLow": low,
+            "selfieMedian": (low + high) // 2,
+            "selfieHigh": high,
+            "idLow": low - 1,
+            "idMedian": (low + high) // 2,
+            "idHigh": high + 1,
+            "birthDateAge": age,
+            "originalSelfieLow": low,
+            "originalSelfieMedian": (low + high) // 2,
+            "originalSelfieHigh": high,
+        }
+        ok = {"result": True, "processed": True, "statement": "age >= 19"}
+        skipped = {"result": False, "processed": False, "statement": ""}
+        matches = {
+            "idCardCustomMatch": skipped,
+            "faceImageBirthDateMatch": ok,
+            "faceImageCustomMatch": skipped,
+            "idCardBirthDateMatch": ok,
+        }
+        condition = {
+            "condition": {
+                "comparisonOperator": "gte",
+                "target": self.rng.choice(("high", "median")),
+            },
+            "matchResults": matches,
+            "conditionIndex": 0,
+            "finalResult": True,
+        }
+        return {
+            "faceAge": [
+                {"usedValues": used, "conditionResults": [condition], "logicalOperators": ["or"]}
+            ]
+        }
+
+    def _signals(self, when: datetime) -> dict[str, Any]:
+        click = when - timedelta(seconds=300)
+        steps = ("idcard-front-capture", "idcard-back-capture", "id-document-face-active")
+        camera = [
+            {
+                "processStartTime": iso(click + timedelta(seconds=20 * i + 5)),
+                "processEndTime": iso(click + timedelta(seconds=20 * i + 15)),
+                "type": step,
+                "error": None,
+            }
+            for i, step in enumerate(steps)
+        ]
+        conf = {k: self.score(0.7, 1.0) for k in ("full_name", "date_of_birth", "documentNumber")}
+        age = self.rng.randint(20, 60)
+        return {
+            "faceAge": [
+                {"ageRange": {"high": age + 4, "median": age, "low": age - 4}, "source": "selfie"}
+            ],
+            "cameraProcessInfo": camera,
+            "startButtonClickTime": iso(click),
+            "confidence": {
+                "finalData": conf,
+                "ocrData": dict(conf),
+                "ocrExtractedData": dict(conf),
+            },
+        }
+
+    def _pre_verification(self, ip: str, ident: dict[str, str], when: datetime) -> dict[str, Any]:
+        return {
+            "request_id": self.uuid(),
+            "created_at": stamp(when - timedelta(seconds=320)),
+            "ip_address": ip,
+            "fraud_score": self.score(0, 40),
+            "attempts_frequency": "FirstSeen",
+            "country_code": ident["nationality"],
+            "connection_type": self.rng.choice(("Mobile", "Mobile", "Residential")),
+            "is_valid": True,
+        }
+
+
+def _years_later(day: date, years: int) -> date:
+    if day.month == 2 and day.day == 29:
+        day = day.replace(day=28)
+    return day.replace(year=day.year + years)
+
+
+def _ocr(ident: dict[str, str]) -> dict[str, str]:
+    return {
+        "birthDate": ident["date_of_birth"],
+        "expireDate": ident["idcard_expireDate"],
+        "issueDate": ident["idcard_issueDate"],
+        "firstName": ident["first_name"],
+        "lastName": ident["last_name"],
+        "fullName": ident["full_name"],
+        "identityNumber": ident["identityNumber"],
+        "nationality": ident["nationality"],
+        "gender": ident["gender"],
+        "typeOfPermit": "",
+    }
+
+
+def not_screened() -> dict[str, Any]:
+    return {
+        "raw_data": {},
+        "matches": [],
+        "risk_level_summary": "Not Screened",
+        "currentstatus": "Not Screened",
+    }
+
+
+def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``overrides`` over ``base``: objects merge key by key, everything else replaces."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

@@ -1,0 +1,83 @@
+"""Load the JSON Schemas of ``schemas/`` and validate against them.
+
+The schema files are the single source of truth for every resource, request and response:
+the backend reads allowed values and option defaults from them, the tests validate every
+response with them, and the OpenAPI document is generated from them. A wheel carries them
+as ``idv_mock/schemas``; a source checkout (editable install) reads the top-level folder.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+BASE_URI = "https://idv-mock.dev/schemas/"
+
+
+def schema_dir() -> Path:
+    """The folder holding the schema files, packaged or from the source tree."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "schemas", here.parents[1] / "schemas"):
+        if (candidate / "api.json").is_file():
+            return candidate
+    raise FileNotFoundError("idv-mock schema files not found next to the package")
+
+
+@functools.cache
+def all_schemas() -> dict[str, dict[str, Any]]:
+    """Every schema file by its file name."""
+    return {p.name: orjson.loads(p.read_bytes()) for p in sorted(schema_dir().glob("*.json"))}
+
+
+def load(name: str) -> dict[str, Any]:
+    return all_schemas()[name]
+
+
+@functools.cache
+def _registry() -> Registry[Any]:
+    resources = [(BASE_URI + n, Resource.from_contents(s)) for n, s in all_schemas().items()]
+    return Registry().with_resources(resources)
+
+
+@functools.cache
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(load(name), registry=_registry())
+
+
+def errors(name: str, instance: object) -> list[str]:
+    """Readable messages of every violation, empty when the instance is valid."""
+    found: Iterator[ValidationError] = validator(name).iter_errors(instance)
+    return [_describe(e) for e in sorted(found, key=lambda e: list(e.absolute_path))]
+
+
+def _describe(error: ValidationError) -> str:
+    where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    return f"{where}: {error.message[:300]}"
+
+
+def is_valid(name: str, instance: object) -> bool:
+    return bool(validator(name).is_valid(instance))
+
+
+def definition(name: str) -> dict[str, Any]:
+    """One entry of ``defs.json``'s ``$defs``."""
+    defs: dict[str, Any] = load("defs.json")["$defs"]
+    return dict(defs[name])
+
+
+def enum(name: str) -> tuple[str, ...]:
+    """The allowed values of an enumerated definition of ``defs.json``."""
+    return tuple(definition(name)["enum"])
+
+
+def option_defaults() -> dict[str, Any]:
+    """Default project options, as ``project_options.json`` states them."""
+    props: dict[str, Any] = load("project_options.json")["properties"]
+    return {key: orjson.loads(orjson.dumps(spec["default"])) for key, spec in props.items()}

@@ -1,0 +1,110 @@
+"""Shared fixtures: a fresh service, in-process and live clients that check every response."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from starlette.testclient import TestClient
+
+from conformance import check_response
+from idv_mock import Service, ServiceConfig, create_app
+
+API_KEY = "mock-api-key"
+ADMIN = "admin@example.com"
+HEADERS = {"x-api-key": API_KEY}
+
+
+@pytest.fixture
+def service() -> Service:
+    return Service(ServiceConfig(seed_count=30, random_seed=7))
+
+
+@pytest.fixture
+def client(service: Service) -> Iterator[TestClient]:
+    """In-process client with the default project's key; every response is schema-checked."""
+    with TestClient(create_app(service), headers=HEADERS) as c:
+        c.event_hooks["response"] = [check_response]
+        yield c
+
+
+@pytest.fixture
+def raw_client(service: Service) -> Iterator[TestClient]:
+    """Like ``client`` but without a default API key header."""
+    with TestClient(create_app(service)) as c:
+        c.event_hooks["response"] = [check_response]
+        yield c
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveServer:
+    """uvicorn in a background thread on a free port, stopped on exit."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.port = free_port()
+        config = uvicorn.Config(
+            create_app(service), host="127.0.0.1", port=self.port, log_level="error"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v3"
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture
+def live(service: Service) -> Iterator[LiveServer]:
+    with LiveServer(service) as server:
+        yield server
+
+
+@pytest.fixture
+def http(live: LiveServer) -> Iterator[httpx.Client]:
+    """A real HTTP client against ``live``; every response is schema-checked."""
+    with httpx.Client(
+        base_url=f"http://127.0.0.1:{live.port}",
+        headers=HEADERS,
+        event_hooks={"response": [check_response]},
+        timeout=10,
+    ) as c:
+        yield c
+
+
+def snapshot(service: Service) -> bytes:
+    """The whole state, to assert that a refused call changed nothing."""
+    import orjson
+
+    return orjson.dumps(service.export_state())
+
+
+def some_submission(service: Service, index: int = 0) -> dict[str, Any]:
+    """A live (not deleted) submission of the default project, newest first."""
+    store = service.project("default").store
+    subs = sorted(store, key=lambda s: s["created_at"], reverse=True)
+    return subs[index]
