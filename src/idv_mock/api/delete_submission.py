@@ -37,19 +37,24 @@ async def delete_submission(request: Request) -> Response:
     return _success(f"Submission {sid} deleted successfully.")
 
 
-def _first_id(params: dict[str, Any]) -> str | None:
+def _first_id(params: dict[str, list[Any]]) -> str | None:
     for name in ID_NAMES:
         values = params.get(name)
-        if values and isinstance(values[0], str) and values[0]:
-            return str(values[0])
+        value = _unwrap(values[0]) if values else None
+        if isinstance(value, str) and value:
+            return value
     return None
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, _Body) else value
 
 
 async def delete_partial(request: Request) -> Response:
     service = service_of(request)
     project = _partial_project(request)
     params = await _partial_params(request)
-    sid = _first_id({k: v for k, v in params.items() if k in ID_NAMES})
+    sid = _first_id(params)
     if sid is None:
         raise PART.error("missing_submission_id")
     fields_text = _text(params, "fields", "fields_not_string", "fields_not_string_format")
@@ -115,11 +120,9 @@ def _text(params: dict[str, list[Any]], name: str, twice: str, not_string: str) 
         raise PART.error(twice)
     value = values[0]
     if isinstance(value, _Body):
-        if value.value is None:
-            return None
         if not isinstance(value.value, str):
             raise PART.error(not_string)
-        return str(value.value)
+        return value.value
     return str(value)
 
 

@@ -119,7 +119,7 @@ def _count(text: str | None) -> int:
 def _after(page_id: str | None, page_date: str | None) -> tuple[str, str] | None:
     if page_id is None and page_date is None:
         return None
-    if page_date is not None and not _TIMESTAMP.match(page_date):
+    if page_date is not None and not _TIMESTAMP.fullmatch(page_date):
         raise ERR.error("invalid_format", "nextpage_date")
     if page_id is None or page_date is None:
         raise ERR.error("missing_data")
@@ -131,7 +131,7 @@ def _date(params: dict[str, str], name: str) -> str | None:
     if text is None:
         return None
     try:
-        if not _DATE.match(text):
+        if not _DATE.fullmatch(text):
             raise ValueError(text)
         date.fromisoformat(text)
     except ValueError:

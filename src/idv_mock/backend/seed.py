@@ -15,6 +15,7 @@ from typing import Any
 from idv_mock.fake import IDENTITY_KEYS, SubmissionFactory
 
 SPAN = timedelta(days=120)
+QUIET = timedelta(hours=1)  # the newest seeded result lands before the clock's start
 Create = Callable[[dict[str, Any], datetime], dict[str, Any]]
 
 
@@ -23,7 +24,7 @@ def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datet
     gaps = [factory.rng.uniform(0.3, 1.7) for _ in range(count)]
     total = sum(gaps) or 1.0
     step = SPAN / total
-    out, at = [], end - SPAN
+    out, at = [], end - QUIET - SPAN
     for gap in gaps:
         at += step * gap
         out.append(at.replace(microsecond=at.microsecond // 1000 * 1000))

@@ -80,11 +80,12 @@ class Service:
     # --- projects ---
     def create_project(self, spec: dict[str, Any]) -> Project:
         with self._lock:
-            project = Project.from_input(spec, iso(self.clock.now()))
+            project = Project.from_input(spec, "")
             if project.project_id in self.projects:
                 raise Conflict(f"project {project.project_id} already exists")
             if project.api_key in self._by_key:
                 raise Conflict("api_key is already used by another project")
+            project.created_at = iso(self.clock.now())
             self.projects[project.project_id] = project
             self._by_key[project.api_key] = project
             return project
@@ -129,7 +130,12 @@ class Service:
             sid = overrides.get("submission_id")
             if sid is not None and project.store.get(sid) is not None:
                 raise Conflict(f"submission {sid} already exists")
-            return self._create(project, overrides, self.clock.now(), validate=True)
+            before = self.clock.current
+            try:
+                return self._create(project, overrides, self.clock.now(), validate=True)
+            except InvalidInput:
+                self.clock.current = before
+                raise
 
     def _create(
         self, project: Project, overrides: dict[str, Any], when: datetime, validate: bool = False

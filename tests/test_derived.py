@@ -1,0 +1,131 @@
+"""Derived fields every creation path applies (gaps.md), and byte-identical seeding."""
+
+from __future__ import annotations
+
+import orjson
+
+from idv_mock import Service, ServiceConfig
+
+
+def new_project(service: Service, **options: object) -> str:
+    service.create_project(
+        {"project_id": "p", "api_key": "pk", "admins": ["a@b.co"], "options": options}
+    )
+    return "p"
+
+
+def test_same_seed_same_bytes() -> None:
+    a = Service(ServiceConfig(seed_count=20, random_seed=5))
+    b = Service(ServiceConfig(seed_count=20, random_seed=5))
+    assert orjson.dumps(a.export_state()) == orjson.dumps(b.export_state())
+    assert a.create_submission("default") == b.create_submission("default")
+
+
+def test_other_seed_other_data() -> None:
+    a = Service(ServiceConfig(seed_count=5, random_seed=1))
+    b = Service(ServiceConfig(seed_count=5, random_seed=2))
+    assert a.export_state() != b.export_state()
+
+
+def test_reset_returns_to_the_seeded_state_and_sequence() -> None:
+    service = Service(ServiceConfig(seed_count=10))
+    start = orjson.dumps(service.export_state())
+    first = service.create_submission("default")
+    service.create_project({"project_id": "x", "api_key": "xk"})
+    service.reset()
+    assert orjson.dumps(service.export_state()) == start
+    assert service.create_submission("default") == first
+
+
+def test_seeded_mix_is_realistic() -> None:
+    subs = list(Service(ServiceConfig(seed_count=50)).project("default").store)
+    assert {s["kyc"]["result"] for s in subs} == {"approved", "rejected"}
+    assert any(s["duplicated_users"] for s in subs)
+    assert any(s["duplicated_selfie_users"] for s in subs)
+    assert len({s["userid"] for s in subs}) < 50
+    assert len({s["email"] for s in subs}) < len({s["userid"] for s in subs}) + 10
+    assert len({s["data"]["nationality"] for s in subs}) >= 4
+    assert len({s["data"]["idType"] for s in subs}) >= 4
+    statuses = {s["aml"]["currentstatus"] for s in subs}
+    assert statuses == {"Not Screened", "No Match"}
+
+
+def test_high_recognition_score_is_reviewed_by_system(service: Service) -> None:
+    sub = service.create_submission("default", {"recognition_score": "95.50"})
+    assert sub["reviewer"] == "system"
+    ocr = sub["ocr"]
+    assert sub["review"]["fullName"] == ocr["fullName"]
+    assert sub["review"]["birthDate"] == ocr["birthDate"]
+    assert sub["review"]["documentNumber"] == sub["data"]["documentNumber"]
+
+
+def test_low_recognition_score_is_not_auto_reviewed(service: Service) -> None:
+    sub = service.create_submission("default", {"recognition_score": "80.00"})
+    assert sub["reviewer"] == ""
+    assert sub["review"] == {}
+
+
+def test_masking_options_keep_the_last_four(service: Service) -> None:
+    pid = new_project(service, option_mask_documentNumber=True, option_mask_idNumber=True)
+    sub = service.create_submission(
+        pid, {"data": {"documentNumber": "M12345678", "identityNumber": "900101-1234567"}}
+    )
+    assert sub["data"]["documentNumber"] == "*****5678"
+    assert sub["data"]["identityNumber"] == "**********4567"
+    assert sub["project_options"]["option_mask_documentNumber"] is True
+
+
+def test_no_masking_by_default(service: Service) -> None:
+    sub = service.create_submission("default", {"data": {"documentNumber": "M12345678"}})
+    assert sub["data"]["documentNumber"] == "M12345678"
+
+
+def test_pre_verification_ip_is_masked(service: Service) -> None:
+    sub = service.create_submission("default", {"pre_verification": {"ip_address": "203.0.113.77"}})
+    assert sub["pre_verification"]["ip_address"] == "203.0.113.***"
+
+
+def test_project_options_mirror_the_project(service: Service) -> None:
+    pid = new_project(service, webhook_url="http://127.0.0.1:9/hook", policy_ageLimit=21)
+    sub = service.create_submission(pid)
+    opts = sub["project_options"]
+    assert opts["webhookURL"] == "http://127.0.0.1:9/hook"
+    assert opts["webhook"]["url"] == "http://127.0.0.1:9/hook"
+    assert opts["webhook"]["members"][0]["email"] == "a@b.co"
+    assert opts["policy_ageLimit"] == 21
+
+
+def test_duplicate_identity_is_listed(service: Service) -> None:
+    pid = new_project(service)
+    ident = {"full_name": "Kim Min", "date_of_birth": "1991-03-04", "nationality": "KOR"}
+    first = service.create_submission(pid, {"data": ident})
+    second = service.create_submission(pid, {"data": ident})
+    assert second["duplicated_users"] == [first["submission_id"]]
+    assert second["duplicated_information"] == "name,birth,nationality"
+    assert first["duplicated_users"] == []
+
+
+def test_duplicate_identity_number_and_custom_fields(service: Service) -> None:
+    pid = new_project(service)
+    first = service.create_submission(pid, {"data": {"identityNumber": "X1", "cf1": "C-1"}})
+    second = service.create_submission(pid, {"data": {"identityNumber": "X1", "cf1": "C-1"}})
+    assert second["duplicated_users"] == [first["submission_id"]]
+    assert second["duplicated_information"] == "identityNumber"
+    assert second["custom_duplicated_information"] == "cf1"
+
+
+def test_duplicate_selfie(service: Service) -> None:
+    pid = new_project(service)
+    first = service.create_submission(pid)
+    second = service.create_submission(
+        pid, {"image": {"selfieImage": first["image"]["selfieImage"]}}
+    )
+    assert second["duplicated_selfie_users"] == [first["submission_id"]]
+    assert second["duplicated_users"] == []
+
+
+def test_duplicates_never_cross_projects(service: Service) -> None:
+    pid = new_project(service)
+    ident = {"full_name": "Kim Min", "date_of_birth": "1991-03-04", "nationality": "KOR"}
+    service.create_submission("default", {"data": ident})
+    assert service.create_submission(pid, {"data": ident})["duplicated_users"] == []
