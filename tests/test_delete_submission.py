@@ -174,9 +174,3 @@ def test_key_of_another_project_cannot_delete(raw_client: TestClient, service: S
     headers = {"x-api-key": "other-key"}
     assert_refused(raw_client, service, "not Exist Submission Data", params, headers=headers)
     assert "status" not in service.stored_submission("default", sid)
-
-
-@pytest.mark.skip(reason="fault-only (gaps.md): reachable once fault rules exist (issue 9)")
-def test_delete_process_fail_is_fault_only(client: TestClient, service: Service) -> None:
-    sid = some_submission(service)["submission_id"]
-    assert_refused(client, service, "delete Process FAIL", {"submission_id": sid})

@@ -198,16 +198,6 @@ def test_repeated_parameter_is_a_format_error(client: TestClient) -> None:
     assert r.json() == {"errorCode": "invalid_format", "message": "invalid format: count"}
 
 
-@pytest.mark.skip(reason="fault-only (gaps.md): reachable once fault rules exist (issue 9)")
-def test_invalid_admin_is_fault_only() -> None:
-    """{"errorCode": "invalid_admin", "message": "Invalid admin"} (400)."""
-
-
-@pytest.mark.skip(reason="fault-only (gaps.md): reachable once fault rules exist (issue 9)")
-def test_processing_error_is_fault_only() -> None:
-    """{"errorCode": "processing_error", "message": "Failed to complete migration"} (500)."""
-
-
 def test_errors_change_nothing(client: TestClient, service: Service) -> None:
     before = snapshot(service)
     client.get(URL, params={"count": "0"})

@@ -559,9 +559,3 @@ def test_key_of_another_project_finds_no_submission(
     params = {"submission_id": sid_of(service), "fields": "email"}
     message = refused(raw_client, service, params, headers={"x-api-key": "other-key"})
     assert message == "not Exist Submission Data"
-
-
-@pytest.mark.skip(reason="fault-only (gaps.md): reachable once fault rules exist (issue 9)")
-def test_internal_server_error_is_fault_only(client: TestClient, service: Service) -> None:
-    params = {"submission_id": sid_of(service), "fields": "email"}
-    assert refused(client, service, params) == "Internal server error"

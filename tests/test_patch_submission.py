@@ -456,17 +456,6 @@ def test_tampered_ciphertext_on_secure_project_is_decryption_failed(
     )
 
 
-@pytest.mark.skip(reason="fault-only (gaps.md): reachable once fault rules exist (issue 9)")
-def test_data_processing_error_is_fault_only(client: TestClient, service: Service) -> None:
-    refuse_json(
-        client,
-        service,
-        body_for(sid_of(service), {"fullName": "X"}),
-        "data_processing_error",
-        "Data Processing Error.",
-    )
-
-
 # --- success -----------------------------------------------------------------------------------
 
 EDITS = [

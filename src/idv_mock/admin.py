@@ -12,6 +12,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from idv_mock.api.faults import unknown_errors
 from idv_mock.api.http import json_response, parse_json, service_of
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
 from idv_mock.errors import ApiError
@@ -115,11 +116,50 @@ async def import_state(request: Request) -> Response:
     return json_response(_summary(service, "state imported"))
 
 
+async def add_fault(request: Request) -> Response:
+    spec = await _object_body(request)
+    try:
+        service_of(request).project(request.path_params["project_id"])
+    except BackendError as exc:
+        raise _error(exc) from None
+    problems = unknown_errors(spec, request.app.state.api_families)
+    if problems:
+        raise ApiError(400, {"message": "invalid fault rule", "errors": problems})
+    try:
+        rule = service_of(request).add_fault(request.path_params["project_id"], spec)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(rule, 201)
+
+
+async def list_faults(request: Request) -> Response:
+    try:
+        rules = service_of(request).faults(request.path_params["project_id"])
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response({"faults": rules})
+
+
+async def remove_faults(request: Request) -> Response:
+    pid, fault_id = request.path_params["project_id"], request.path_params.get("fault_id")
+    try:
+        removed = service_of(request).remove_faults(pid, fault_id)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response({"removed": removed})
+
+
 ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/reset": {"POST": reset},
     "/__admin/projects": {"GET": list_projects, "POST": create_project},
     "/__admin/projects/{project_id}": {"GET": get_project, "PATCH": update_project},
     "/__admin/projects/{project_id}/submissions": {"POST": create_submission},
     "/__admin/projects/{project_id}/submissions/{submission_id}": {"GET": get_submission},
+    "/__admin/projects/{project_id}/faults": {
+        "GET": list_faults,
+        "POST": add_fault,
+        "DELETE": remove_faults,
+    },
+    "/__admin/projects/{project_id}/faults/{fault_id}": {"DELETE": remove_faults},
     "/__admin/state": {"GET": export_state, "PUT": import_state},
 }

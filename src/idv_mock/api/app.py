@@ -10,39 +10,28 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from idv_mock import admin
+from idv_mock import admin, errors
 from idv_mock.api.delete_submission import delete_partial, delete_submission
+from idv_mock.api.faults import fired_rule, rule_response
 from idv_mock.api.get_submission import get_submission
 from idv_mock.api.http import error_response
 from idv_mock.api.patch_submission import patch_submission
 from idv_mock.backend import Service
-from idv_mock.errors import GENERIC, ApiError
+from idv_mock.errors import GENERIC, ApiError, Family
 
 Handler = Callable[[Request], Awaitable[Response]]
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
-# path -> {method: handler}; the spec's /v3 API
-API_ROUTES: dict[str, dict[str, Handler]] = {
+# path -> {method: (handler, the error catalogue of that call)}: the spec's /v3 API
+API_ROUTES: dict[str, dict[str, tuple[Handler, Family]]] = {
     "/v3/submission": {
-        "GET": get_submission,
-        "PATCH": patch_submission,
-        "DELETE": delete_submission,
+        "GET": (get_submission, errors.GET_SUBMISSION),
+        "PATCH": (patch_submission, errors.PATCH_SUBMISSION),
+        "DELETE": (delete_submission, errors.DELETE_SUBMISSION),
     },
-    "/v3/submission/partial": {"DELETE": delete_partial},
+    "/v3/submission/partial": {"DELETE": (delete_partial, errors.PARTIAL_DELETE)},
 }
-
-
-def dispatch(handlers: dict[str, Handler]) -> Handler:
-    """One endpoint per path: other methods get a JSON 405 with an ``Allow`` header."""
-    allow = ", ".join(handlers)
-
-    async def endpoint(request: Request) -> Response:
-        handler = handlers.get(request.method)
-        if handler is None:
-            raise _not_allowed(allow)
-        return await handler(request)
-
-    return endpoint
+API_FAMILIES = {path: {m: f for m, (_, f) in calls.items()} for path, calls in API_ROUTES.items()}
 
 
 def _not_allowed(allow: str) -> ApiError:
@@ -51,8 +40,30 @@ def _not_allowed(allow: str) -> ApiError:
     return error
 
 
-def routes(table: dict[str, dict[str, Handler]]) -> list[Route]:
-    return [Route(path, dispatch(h), methods=ALL_METHODS) for path, h in table.items()]
+def api_endpoint(calls: dict[str, tuple[Handler, Family]]) -> Handler:
+    """One endpoint per path: fault rules first, then the method's handler, else a 405."""
+    allow = ", ".join(calls)
+
+    async def endpoint(request: Request) -> Response:
+        if request.method not in calls:
+            raise _not_allowed(allow)
+        handler, family = calls[request.method]
+        rule = await fired_rule(request, family)
+        faulted = rule_response(rule, family) if rule is not None else None
+        return faulted if faulted is not None else await handler(request)
+
+    return endpoint
+
+
+def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
+    allow = ", ".join(handlers)
+
+    async def endpoint(request: Request) -> Response:
+        if request.method not in handlers:
+            raise _not_allowed(allow)
+        return await handlers[request.method](request)
+
+    return endpoint
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:
@@ -72,8 +83,10 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 def create_app(service: Service | None = None) -> Starlette:
     """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given)."""
+    api = [Route(p, api_endpoint(c), methods=ALL_METHODS) for p, c in API_ROUTES.items()]
+    control = [Route(p, admin_endpoint(h), methods=ALL_METHODS) for p, h in admin.ROUTES.items()]
     app = Starlette(
-        routes=routes(API_ROUTES) + routes(admin.ROUTES),
+        routes=api + control,
         exception_handlers={
             ApiError: _api_error,
             HTTPException: _http_error,
@@ -81,4 +94,5 @@ def create_app(service: Service | None = None) -> Starlette:
         },
     )
     app.state.service = service or Service()
+    app.state.api_families = API_FAMILIES
     return app

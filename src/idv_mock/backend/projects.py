@@ -7,6 +7,7 @@ from typing import Any
 
 from idv_mock import schemas
 from idv_mock.backend.exceptions import InvalidInput
+from idv_mock.backend.faults import FaultRules
 from idv_mock.backend.store import SubmissionStore
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
@@ -21,6 +22,7 @@ class Project:
     options: dict[str, Any]
     created_at: str
     store: SubmissionStore = field(default_factory=SubmissionStore)
+    faults: FaultRules = field(default_factory=FaultRules)
 
     @classmethod
     def from_input(cls, spec: dict[str, Any], created_at: str) -> Project:

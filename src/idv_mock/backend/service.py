@@ -107,6 +107,26 @@ class Service:
             project.admins, project.options = updated.admins, updated.options
             return project
 
+    # --- fault rules ---
+    def add_fault(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """Add a fault rule to a project; answers the rule with its ``id``."""
+        problems = schemas.errors("fault_rule.json", spec)
+        if problems or "id" in spec or "hits" in spec:
+            raise InvalidInput("invalid fault rule", problems or ["id and hits are read-only"])
+        with self._lock:
+            return self.project(project_id).faults.add(spec).describe()
+
+    def faults(self, project_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r.describe() for r in self.project(project_id).faults.rules]
+
+    def remove_faults(self, project_id: str, fault_id: str | None = None) -> int:
+        with self._lock:
+            removed = self.project(project_id).faults.remove(fault_id)
+            if fault_id is not None and not removed:
+                raise NotFound(f"fault {fault_id} not found")
+            return removed
+
     def project(self, project_id: str) -> Project:
         found = self.projects.get(project_id)
         if found is None:

@@ -1,0 +1,97 @@
+"""Turning a fired fault rule into the response the matched call would give."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import random
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+from idv_mock.api.http import api_key, json_response, service_of
+from idv_mock.backend.faults import Call, FaultRule
+from idv_mock.errors import ApiError, Family
+
+_jitter = random.Random(0)
+
+
+FAULT_HEADER = "x-idv-mock-fault"
+
+
+async def fired_rule(request: Request, family: Family) -> FaultRule | None:
+    """The project's rule (if any) that fires for this call, after its delay.
+
+    A rule naming an error this call's catalogue lacks is skipped, so one rule can cover
+    several calls (``/v3/submission*``) and fire only where its error exists.
+    """
+    project = service_of(request).project_for_key(api_key(request) or "")
+    if project is None or not project.faults.rules:
+        return None
+    call = Call(request.method, request.url.path, dict(request.query_params), await _body(request))
+
+    def usable(rule: FaultRule) -> bool:
+        return "error" not in rule.spec or family.find(rule.spec["error"]) is not None
+
+    rule = project.faults.fire(call, usable)
+    if rule is not None:
+        await _delay(rule.spec)
+    return rule
+
+
+async def _body(request: Request) -> Any:
+    try:
+        return orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        return None
+
+
+async def _delay(spec: dict[str, Any]) -> None:
+    delay = spec.get("delay_ms", 0) + _jitter.randint(0, spec.get("jitter_ms", 0))
+    if delay:
+        await asyncio.sleep(delay / 1000)
+
+
+def rule_response(rule: FaultRule, family: Family) -> Response | None:
+    """The rule's response; ``None`` when it only delays (the call then goes on)."""
+    spec = rule.spec
+    if "respond" in spec:
+        respond = spec["respond"]
+        headers = {**respond.get("headers", {}), FAULT_HEADER: rule.id}
+        return json_response(respond.get("body"), respond["status"], headers)
+    if "error" in spec:
+        error = catalogue_error(family, spec["error"])
+        error.headers[FAULT_HEADER] = rule.id
+        raise error
+    return None
+
+
+def unknown_errors(spec: dict[str, Any], routes: dict[str, dict[str, Family]]) -> list[str]:
+    """Why a rule's ``error`` cannot be rendered by some call its match covers (empty if ok)."""
+    name = spec.get("error")
+    if name is None:
+        return []
+    match = spec.get("match", {})
+    covered = [
+        (path, method, family)
+        for path, families in routes.items()
+        if fnmatch.fnmatchcase(path, str(match.get("path", "")))
+        for method, family in families.items()
+        if match.get("method", method) == method
+    ]
+    if not covered:
+        return [f"match covers no API call: {match}"]
+    if any(family.find(name) is not None for _, _, family in covered):
+        return []
+    return [f"{method} {path} has no error {name!r}" for path, method, _ in covered]
+
+
+def catalogue_error(family: Family, name: str) -> ApiError:
+    """The family's error named by code or message; a ``{}`` left unfilled reads ``fault``."""
+    entry = family.find(name)
+    if entry is None:
+        raise ApiError(500, {"message": f"fault rule names no error of {family.name}: {name}"})
+    message = name if name != entry.code and "{}" in entry.message else entry.message
+    return family.render(entry, message.replace("{}", "fault"))

@@ -1,0 +1,88 @@
+"""Fault rules: answer chosen calls of a project with a chosen response or error.
+
+A rule matches a call by method, path glob, query (every given pair present) and JSON
+body (subset); ``times`` and ``probability`` say how often it fires. The backend only
+keeps and matches rules; the web layer turns a fired rule into a response, so an
+``error`` is rendered by the matched call's own error catalogue.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    method: str
+    path: str
+    query: dict[str, str]
+    body: Any
+
+
+@dataclass(slots=True)
+class FaultRule:
+    id: str
+    spec: dict[str, Any]
+    hits: int = 0
+
+    @property
+    def exhausted(self) -> bool:
+        times = self.spec.get("times")
+        return times is not None and self.hits >= times
+
+    def matches(self, call: Call) -> bool:
+        match = self.spec["match"]
+        return (
+            match.get("method", call.method) == call.method
+            and fnmatch.fnmatchcase(call.path, match["path"])
+            and all(call.query.get(k) == v for k, v in match.get("query", {}).items())
+            and _subset(match.get("body"), call.body)
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {"id": self.id, **self.spec, "hits": self.hits}
+
+
+def _subset(wanted: Any, got: Any) -> bool:
+    if wanted is None:
+        return True
+    if isinstance(wanted, dict):
+        return isinstance(got, dict) and all(
+            k in got and _subset(v, got[k]) for k, v in wanted.items()
+        )
+    return bool(wanted == got)
+
+
+@dataclass(slots=True)
+class FaultRules:
+    rules: list[FaultRule] = field(default_factory=list)
+    counter: int = 0
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+    def add(self, spec: dict[str, Any]) -> FaultRule:
+        self.counter += 1
+        rule = FaultRule(f"fault-{self.counter}", spec)
+        self.rules.append(rule)
+        return rule
+
+    def remove(self, rule_id: str | None = None) -> int:
+        """Remove one rule (or all); how many were removed."""
+        kept = [r for r in self.rules if rule_id is not None and r.id != rule_id]
+        removed = len(self.rules) - len(kept)
+        self.rules = kept
+        return removed
+
+    def fire(self, call: Call, usable: Callable[[FaultRule], bool]) -> FaultRule | None:
+        """The first live, ``usable`` rule matching the call, counted as hit, if its dice say so."""
+        for rule in self.rules:
+            if rule.exhausted or not rule.matches(call) or not usable(rule):
+                continue
+            if self.rng.random() >= rule.spec.get("probability", 1):
+                continue
+            rule.hits += 1
+            return rule
+        return None

@@ -1,0 +1,82 @@
+"""``idv-mock serve`` as a user runs it: a real process on a free port."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+
+from conftest import free_port
+
+pytestmark = pytest.mark.live
+
+
+class Output:
+    text = ""
+
+
+@contextmanager
+def serve(*args: str) -> Iterator[tuple[str, Output]]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "idv_mock.cli", "serve", "--port", str(port), *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.post(base + "/__admin/reset", timeout=1)
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(proc.communicate()[0]) from None
+                time.sleep(0.1)
+        output = Output()
+        yield base, output
+    finally:
+        proc.terminate()
+        text = proc.communicate(timeout=10)[0]
+    output.text = text
+
+
+def test_serve_prints_where_and_how_to_call_it() -> None:
+    with serve("--seed-count", "3", "--admin", "a@x.io", "--admin", "b@x.io") as (base, output):
+        pass
+    out = output.text
+    assert f"{base}/v3" in out
+    assert "api key: mock-api-key" in out
+    assert "a@x.io, b@x.io" in out
+
+
+def test_serve_answers_the_quick_start_call() -> None:
+    with serve("--api-key", "k-1", "--seed-count", "5") as (base, _):
+        r = httpx.get(base + "/v3/submission", params={"count": "2"}, headers={"x-api-key": "k-1"})
+    assert r.status_code == 200
+    assert len(r.json()["Items"]) == 2
+    assert "nextpageKey" in r.json()
+
+
+def test_same_random_seed_gives_byte_identical_responses() -> None:
+    bodies = []
+    for _ in range(2):
+        with serve("--seed-count", "8", "--random-seed", "42") as (base, _):
+            h = {"x-api-key": "mock-api-key"}
+            page = httpx.get(base + "/v3/submission", headers=h)
+            state = httpx.get(base + "/__admin/state")
+        bodies.append((page.content, state.content))
+    assert bodies[0] == bodies[1]
+
+
+def test_secure_transfer_flag_encrypts_responses() -> None:
+    with serve("--seed-count", "2", "--secure-transfer") as (base, _):
+        r = httpx.get(
+            base + "/v3/submission", params={"data": "x"}, headers={"x-api-key": "mock-api-key"}
+        )
+        project = httpx.get(base + "/__admin/projects/default").json()
+    assert r.json() == {"errorCode": "invalid_payload", "message": "Invalid payload"}
+    assert project["options"]["secure_transfer"] is True

@@ -1,0 +1,175 @@
+"""Fault rules: every fault-only error of the spec is reachable, exact, and harmless."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from conftest import snapshot, some_submission
+from idv_mock import Service, crypto
+
+FAULTS = "/__admin/projects/default/faults"
+
+
+def add_rule(client: TestClient, rule: dict[str, Any]) -> dict[str, Any]:
+    r = client.post(FAULTS, json=rule)
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "error", "status", "body"),
+    [
+        ("GET", "/v3/submission", "invalid_admin", 400,
+         {"errorCode": "invalid_admin", "message": "Invalid admin"}),
+        ("GET", "/v3/submission", "Failed to complete migration", 500,
+         {"errorCode": "processing_error", "message": "Failed to complete migration"}),
+        ("PATCH", "/v3/submission", "Data Processing Error.", 400,
+         {"errorCode": "data_processing_error", "message": "Data Processing Error."}),
+        ("DELETE", "/v3/submission", "delete Process FAIL", 400,
+         {"message": "delete Process FAIL", "statusCode": 400}),
+        ("DELETE", "/v3/submission/partial", "Internal server error", 400,
+         {"message": "Internal server error", "statusCode": 400}),
+    ],
+)  # fmt: skip
+def test_fault_only_errors_are_reachable(
+    client: TestClient,
+    service: Service,
+    method: str,
+    path: str,
+    error: str,
+    status: int,
+    body: dict[str, Any],
+) -> None:
+    sid = some_submission(service)["submission_id"]
+    add_rule(client, {"match": {"method": method, "path": path}, "error": error, "times": 1})
+    before = snapshot(service)
+    patch = {"submissionId": sid, "admin": "admin@example.com", "data": {"fullName": "X"}}
+    params = (
+        {"submission_id": sid, "fields": "email"} if "partial" in path else {"submission_id": sid}
+    )
+    kwargs: dict[str, Any] = {"json": patch} if method == "PATCH" else {"params": params}
+    r = client.request(method, path, **kwargs)
+    assert (r.status_code, r.json()) == (status, body)
+    assert snapshot(service) == before
+    r = client.request(method, path, **kwargs)  # times: 1, so the call now goes through
+    assert r.status_code == 200
+
+
+def test_error_named_by_code_or_by_message_is_the_same(client: TestClient) -> None:
+    add_rule(client, {"match": {"path": "/v3/submission"}, "error": "processing_error"})
+    by_code = client.get("/v3/submission")
+    client.delete(FAULTS)
+    add_rule(client, {"match": {"path": "/v3/submission"}, "error": "Failed to complete migration"})
+    assert client.get("/v3/submission").json() == by_code.json()
+
+
+def test_data_processing_error_on_a_secure_project(client: TestClient, service: Service) -> None:
+    service.create_project(
+        {"project_id": "sec", "api_key": "sec-key", "admins": ["admin@example.com"],
+         "options": {"secure_transfer": True}}
+    )  # fmt: skip
+    sid = service.create_submission("sec")["submission_id"]
+    rule = {
+        "match": {"method": "PATCH", "path": "/v3/submission"},
+        "error": "data_processing_error",
+    }
+    assert client.post("/__admin/projects/sec/faults", json=rule).status_code == 201
+    body = {"submissionId": sid, "admin": "admin@example.com", "data": {"memo": "m"}}
+    form = {"data": crypto.encrypt(body, "sec-key")}
+    r = client.patch("/v3/submission", data=form, headers={"x-api-key": "sec-key"})
+    assert r.json() == {"errorCode": "data_processing_error", "message": "Data Processing Error."}
+    assert service.stored_submission("sec", sid)["memo"]["text"] == ""
+
+
+def test_respond_with_any_status_and_body(client: TestClient) -> None:
+    add_rule(
+        client,
+        {"match": {"method": "GET", "path": "/v3/submission", "query": {"userid": "u1"}},
+         "respond": {"status": 503, "body": {"message": "busy"}}},
+    )  # fmt: skip
+    assert client.get("/v3/submission", params={"userid": "u2"}).status_code == 200
+    r = client.get("/v3/submission", params={"userid": "u1"})
+    assert (r.status_code, r.json()) == (503, {"message": "busy"})
+
+
+def test_body_subset_match(client: TestClient, service: Service) -> None:
+    sid = some_submission(service)["submission_id"]
+    add_rule(
+        client,
+        {"match": {"path": "/v3/submission", "body": {"data": {"gender": "male"}}},
+         "error": "Data Processing Error."},
+    )  # fmt: skip
+    base = {"submissionId": sid, "admin": "admin@example.com"}
+    assert (
+        client.patch("/v3/submission", json={**base, "data": {"gender": "female"}}).status_code
+        == 200
+    )
+    r = client.patch("/v3/submission", json={**base, "data": {"gender": "male", "memo": "x"}})
+    assert r.json()["errorCode"] == "data_processing_error"
+
+
+def test_rules_are_listed_with_hits_and_removed(client: TestClient) -> None:
+    rule = add_rule(
+        client, {"match": {"path": "/v3/submission*"}, "error": "Internal server error"}
+    )
+    assert rule["id"] and rule["hits"] == 0
+    client.delete("/v3/submission/partial", params={"submission_id": "x", "fields": "email"})
+    assert client.get(FAULTS).json()["faults"][0]["hits"] == 1
+    assert client.delete(f"{FAULTS}/{rule['id']}").json() == {"removed": 1}
+    assert client.delete(f"{FAULTS}/{rule['id']}").status_code == 404
+    assert client.get(FAULTS).json() == {"faults": []}
+
+
+def test_rules_belong_to_one_project(client: TestClient, service: Service) -> None:
+    service.create_project({"project_id": "p2", "api_key": "k2"})
+    add_rule(client, {"match": {"path": "/v3/submission"}, "error": "invalid_admin"})
+    assert client.get("/v3/submission", headers={"x-api-key": "k2"}).status_code == 200
+    assert client.get("/v3/submission").status_code == 400
+
+
+def test_reset_removes_rules(client: TestClient) -> None:
+    add_rule(client, {"match": {"path": "/v3/submission"}, "error": "invalid_admin"})
+    client.post("/__admin/reset")
+    assert client.get(FAULTS).json() == {"faults": []}
+
+
+def test_probability_zero_never_fires(client: TestClient) -> None:
+    add_rule(
+        client, {"match": {"path": "/v3/submission"}, "error": "invalid_admin", "probability": 0}
+    )
+    assert all(client.get("/v3/submission").status_code == 200 for _ in range(5))
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        {"match": {"path": "/v3/submission"}, "error": "no such error"},
+        {"match": {"method": "GET", "path": "/v3/submission"}, "error": "delete Process FAIL"},
+        {"match": {"path": "/v3/nowhere"}, "error": "invalid_admin"},
+        {"match": {"path": "/v3/submission"}, "error": "invalid_admin", "respond": {"status": 500}},
+        {"match": {"path": "/v3/submission"}, "times": 0},
+        {"match": {}},
+        {"error": "invalid_admin"},
+        {"match": {"path": "/v3/submission"}, "id": "mine"},
+    ],
+)
+def test_bad_rules_are_refused(client: TestClient, rule: dict[str, Any]) -> None:
+    assert client.post(FAULTS, json=rule).status_code == 400
+    assert client.get(FAULTS).json() == {"faults": []}
+
+
+def test_rules_of_an_unknown_project(client: TestClient) -> None:
+    rule = {"match": {"path": "/v3/submission"}, "error": "invalid_admin"}
+    assert client.post("/__admin/projects/nope/faults", json=rule).status_code == 404
+    assert client.get("/__admin/projects/nope/faults").status_code == 404
+
+
+def test_python_api(service: Service) -> None:
+    rule = service.add_fault(
+        "default", {"match": {"path": "/v3/submission"}, "error": "invalid_admin"}
+    )
+    assert service.faults("default") == [rule]
+    assert service.remove_faults("default") == 1
