@@ -27,7 +27,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/mypy --strict src
 
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format src tests

@@ -127,3 +127,28 @@ def test_invalid_state_changes_nothing(raw_client: TestClient, service: Service)
     state["projects"].append(state["projects"][0])
     assert raw_client.put("/__admin/state", json=state).status_code == 400
     assert snapshot(service) == before
+
+
+def test_import_refuses_incomplete_documents(raw_client: TestClient, service: Service) -> None:
+    before = snapshot(service)
+    state = raw_client.get("/__admin/state").json()
+    state["projects"][0]["submissions"].append({"submission_id": "zz"})
+    assert raw_client.put("/__admin/state", json=state).status_code == 400
+    state = raw_client.get("/__admin/state").json()
+    del state["projects"][0]["project"]["created_at"]
+    assert raw_client.put("/__admin/state", json=state).status_code == 400
+    assert snapshot(service) == before
+
+
+def test_raw_key_derivation_needs_a_32_byte_key(raw_client: TestClient) -> None:
+    spec = {"project_id": "r", "api_key": "short", "options": {"key_derivation": "raw"}}
+    assert raw_client.post("/__admin/projects", json=spec).status_code == 400
+    spec["api_key"] = "k" * 32
+    assert raw_client.post("/__admin/projects", json=spec).status_code == 201
+
+
+def test_status_cannot_be_set_on_creation(raw_client: TestClient) -> None:
+    r = raw_client.post(
+        "/__admin/projects/default/submissions", json={"status": "Deleted Submission"}
+    )
+    assert r.status_code == 400

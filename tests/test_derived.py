@@ -129,3 +129,39 @@ def test_duplicates_never_cross_projects(service: Service) -> None:
     ident = {"full_name": "Kim Min", "date_of_birth": "1991-03-04", "nationality": "KOR"}
     service.create_submission("default", {"data": ident})
     assert service.create_submission(pid, {"data": ident})["duplicated_users"] == []
+
+
+def test_masked_numbers_ending_alike_are_not_duplicates(service: Service) -> None:
+    pid = new_project(service, option_mask_idNumber=True)
+    service.create_submission(pid, {"data": {"identityNumber": "111-11-1234"}})
+    other = service.create_submission(pid, {"data": {"identityNumber": "999-99-1234"}})
+    assert other["data"]["identityNumber"] == "*******1234"
+    assert other["duplicated_users"] == []
+
+
+def test_identical_masked_numbers_are_duplicates(service: Service) -> None:
+    pid = new_project(service, option_mask_idNumber=True)
+    first = service.create_submission(pid, {"data": {"identityNumber": "111-11-1234"}})
+    again = service.create_submission(pid, {"data": {"identityNumber": "111-11-1234"}})
+    assert again["duplicated_users"] == [first["submission_id"]]
+
+
+def test_duplicate_index_survives_export_and_import(service: Service) -> None:
+    pid = new_project(service, option_mask_idNumber=True)
+    first = service.create_submission(pid, {"data": {"identityNumber": "111-11-1234"}})
+    service.import_state(service.export_state())
+    again = service.create_submission(pid, {"data": {"identityNumber": "111-11-1234"}})
+    assert again["duplicated_users"] == [first["submission_id"]]
+
+
+def test_review_copies_ocr_even_when_data_is_masked(service: Service) -> None:
+    pid = new_project(service, option_mask_idNumber=True)
+    sub = service.create_submission(
+        pid, {"recognition_score": "95.00", "data": {"identityNumber": "111-11-1234"}}
+    )
+    assert sub["review"]["identityNumber"] == sub["ocr"]["identityNumber"] == "111-11-1234"
+    assert sub["data"]["identityNumber"] == "*******1234"
+
+
+def test_a_score_that_is_not_a_number_is_not_auto_reviewed(service: Service) -> None:
+    assert service.create_submission("default", {"recognition_score": "NaN"})["reviewer"] == ""

@@ -154,6 +154,15 @@ def test_probability_zero_never_fires(client: TestClient) -> None:
         {"match": {}},
         {"error": "invalid_admin"},
         {"match": {"path": "/v3/submission"}, "id": "mine"},
+        {"match": {"path": "/v3/submission"}, "respond": {"status": 101}},
+        {
+            "match": {"path": "/v3/submission"},
+            "respond": {"status": 200, "headers": {"Bad Name": "x"}},
+        },
+        {
+            "match": {"path": "/v3/submission"},
+            "respond": {"status": 200, "headers": {"x": "a\r\nb"}},
+        },
     ],
 )
 def test_bad_rules_are_refused(client: TestClient, rule: dict[str, Any]) -> None:

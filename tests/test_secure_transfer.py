@@ -264,6 +264,14 @@ def test_encrypted_patch_as_json_member(shttp: httpx.Client) -> None:
     assert item["memo"]["text"] == "json"
 
 
+def test_encrypted_patch_as_uri_encoded_json_member(shttp: httpx.Client, sec: Service) -> None:
+    """api-v3.md 4.1: the ciphertext is URI-encoded before it is sent as data."""
+    ciphertext = quote(enc(patch_body("sec-2", {"memo": "encoded"})), safe="")
+    r = shttp.patch(PATH, json={"data": ciphertext})
+    assert decrypted(r) == SUCCESS
+    assert sec.stored_submission("sec", "sec-2")["memo"]["text"] == "encoded"
+
+
 def test_encrypted_patch_with_plus_turned_into_space_still_works(
     shttp: httpx.Client, sec: Service
 ) -> None:

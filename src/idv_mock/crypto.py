@@ -23,6 +23,7 @@ import binascii
 import hashlib
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 from cryptography.hazmat.primitives import padding
@@ -110,7 +111,9 @@ def encrypt(value: object, api_key: str, derivation: str = "sha256") -> str:
 
 
 def normalize_ciphertext(text: str) -> str:
-    """Undo URL/form decoding damage: strip whitespace, turn spaces back into ``+``."""
+    """Undo URL/form damage: percent-decode (base64 has no ``%``), spaces back into ``+``."""
+    if "%" in text:
+        text = unquote(text)
     return text.strip().replace(" ", "+")
 
 

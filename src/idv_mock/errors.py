@@ -35,10 +35,17 @@ class ApiError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One error; ``name`` tells apart two texts the service sends under one code."""
+
     code: str
     message: str
     status: int = 400
     fault_only: bool = False
+    name: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.name or self.code
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +56,18 @@ class Family:
     _by_code: dict[str, Entry] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_by_code", {e.code: e for e in self.entries})
+        object.__setattr__(self, "_by_code", {e.key: e for e in self.entries})
 
     def entry(self, code: str) -> Entry:
         return self._by_code[code]
 
     def find(self, code_or_message: str) -> Entry | None:
-        """An entry named by its code or by its message text (the template, or a filled one)."""
+        """An entry named by its key, code or message text (the template, or a filled one)."""
         if code_or_message in self._by_code:
             return self._by_code[code_or_message]
+        for entry in self.entries:
+            if entry.code == code_or_message:
+                return entry
         for entry in self.entries:
             head, _, tail = entry.message.partition("{}")
             if code_or_message == entry.message or (
@@ -207,7 +217,7 @@ MONITORING = Family(
         Entry("invalid_path", "Invalid request method"),
         Entry("invalid_project", INVALID_PROJECT),
         Entry("invalid_worklist", "Worklist is inactive"),
-        Entry("unknown_worklist", INVALID_WORKLIST_ID),
+        Entry("invalid_worklist", INVALID_WORKLIST_ID, name="unknown_worklist"),
         Entry("invalid_submissionIds", "submissionIds must be an array of 1 to 25 strings"),
         Entry("invalid_admin", INVALID_ADMIN),
         Entry("missing_required_parameters", "Missing required parameters: {}"),
@@ -215,7 +225,7 @@ MONITORING = Family(
         Entry("processing_failed", "Processing failed", 500, fault_only=True),
         Entry("internal_server_error", INTERNAL, 500, fault_only=True),
         Entry("invalid_record", "Record not found"),
-        Entry("invalid_records", "Some records do not exist"),
+        Entry("invalid_record", "Some records do not exist", name="missing_records"),
         Entry("invalide_worklist", INVALID_WORKLIST_ID),
         Entry("invalid_payload", INVALID_PAYLOAD),
     ),

@@ -111,7 +111,10 @@ def parse(params: dict[str, str]) -> Query:
 def _count(text: str | None) -> int:
     if text is None:
         return 50
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_COUNT:
+    if (
+        not (text.isascii() and text.isdigit() and len(text) <= 4)
+        or not 1 <= int(text) <= MAX_COUNT
+    ):
         raise ERR.error("invalid_format", "count")
     return int(text)
 

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 Submission = dict[str, Any]
 
 AUTO_REVIEW_SCORE = 90.0
-REVIEW_FROM_OCR = ("birthDate", "fullName", "gender", "nationality", "issueDate", "expireDate")
-REVIEW_FROM_DATA = ("documentNumber", "identityNumber")
+REVIEW_FROM_OCR = (
+    "birthDate",
+    "fullName",
+    "gender",
+    "nationality",
+    "issueDate",
+    "expireDate",
+    "identityNumber",
+)
+REVIEW_FROM_DATA = ("documentNumber",)  # OCR has no document number
 
 
 def mask(value: str) -> str:
@@ -39,7 +48,7 @@ def auto_review(sub: Submission) -> Submission:
         score = float(sub.get("recognition_score") or 0)
     except ValueError:
         score = 0.0
-    if score < AUTO_REVIEW_SCORE:
+    if not math.isfinite(score) or score < AUTO_REVIEW_SCORE:
         return sub
     ocr, data = sub.get("ocr") or {}, sub.get("data") or {}
     review = {k: ocr[k] for k in REVIEW_FROM_OCR if k in ocr}

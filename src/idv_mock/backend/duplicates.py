@@ -1,13 +1,17 @@
 """Duplicate checks of new submissions (gaps.md, "Submissions: derived fields").
 
-The index maps each checked value to the submissions holding it now. A new submission is
-compared against it on creation; PATCH re-indexes the edited submission; a partial delete
-of a checked part *excludes* the submission from that check for good (api-v3.md 4.4 rule
-7), even if identical data reaches it again later.
+The index maps each checked value to the submissions holding it. Keys are made from the
+values as they arrived, before a project's masking, and hold a digest rather than the
+value, so two masked numbers that end alike are not taken for duplicates and no raw
+number is kept beside its masked copy. A new submission is compared on creation; PATCH
+re-indexes what it changed; a (partial) delete of a checked part *excludes* the
+submission from that check for good (api-v3.md 4.4 rule 7), even if identical data
+reaches it again later.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,8 +22,35 @@ SELFIE = "selfie"
 CUSTOM = "custom"  # cf1, cf2, cf3
 KINDS = (IDENTITY, ID_NUMBER, SELFIE, CUSTOM)
 CUSTOM_FIELDS = ("cf1", "cf2", "cf3")
+# which PATCH property changes which check's key
+KIND_OF_PROPERTY = {
+    "fullName": IDENTITY,
+    "birthDate": IDENTITY,
+    "nationality": IDENTITY,
+    "identityNumber": ID_NUMBER,
+}
 
-Key = tuple[str, ...]
+Key = tuple[str, ...]  # (kind, digest) or (custom, field name, digest)
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
+
+def keys_of(sub: dict[str, Any]) -> list[Key]:
+    """Every index key the submission's (unmasked) data yields."""
+    data = sub.get("data") or {}
+    keys: list[Key] = []
+    ident = [str(data.get(k) or "") for k in ("full_name", "date_of_birth", "nationality")]
+    if all(ident):
+        keys.append((IDENTITY, _digest(*ident)))
+    if data.get("identityNumber"):
+        keys.append((ID_NUMBER, _digest(str(data["identityNumber"]))))
+    selfie = (sub.get("image") or {}).get("selfieImage")
+    if selfie:
+        keys.append((SELFIE, _digest(str(selfie))))
+    keys.extend((CUSTOM, cf, _digest(str(data[cf]))) for cf in CUSTOM_FIELDS if data.get(cf))
+    return keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,22 +61,6 @@ class Findings:
     custom_information: str
 
 
-def keys_of(sub: dict[str, Any]) -> list[Key]:
-    """Every index key the submission's current data yields."""
-    data = sub.get("data") or {}
-    keys: list[Key] = []
-    ident = tuple(str(data.get(k) or "") for k in ("full_name", "date_of_birth", "nationality"))
-    if all(ident):
-        keys.append((IDENTITY, *ident))
-    if data.get("identityNumber"):
-        keys.append((ID_NUMBER, str(data["identityNumber"])))
-    selfie = (sub.get("image") or {}).get("selfieImage")
-    if selfie:
-        keys.append((SELFIE, str(selfie)))
-    keys.extend((CUSTOM, cf, str(data[cf])) for cf in CUSTOM_FIELDS if data.get(cf))
-    return keys
-
-
 @dataclass(slots=True)
 class DuplicateIndex:
     entries: dict[Key, list[str]] = field(default_factory=dict)
@@ -53,13 +68,13 @@ class DuplicateIndex:
     excluded: dict[str, set[str]] = field(default_factory=dict)
     seq: dict[str, int] = field(default_factory=dict)  # creation order, for stable lists
 
-    def check(self, sub: dict[str, Any]) -> Findings:
-        """What existing submissions the new one duplicates."""
+    def check(self, keys: list[Key]) -> Findings:
+        """What existing submissions a new one with these keys duplicates."""
         users: list[str] = []
         selfies: list[str] = []
         info: list[str] = []
         custom: list[str] = []
-        for key in keys_of(sub):
+        for key in keys:
             found = self.entries.get(key, [])
             if not found:
                 continue
@@ -75,34 +90,39 @@ class DuplicateIndex:
             self._ordered(users), self._ordered(selfies), ",".join(info), ",".join(custom)
         )
 
-    def add(self, sub: dict[str, Any]) -> None:
-        sid = sub["submission_id"]
+    def add(self, sid: str, keys: Iterable[Key]) -> None:
         self.seq.setdefault(sid, len(self.seq))
         skip = self.excluded.get(sid, set())
-        keys = [k for k in keys_of(sub) if k[0] not in skip]
-        self.indexed[sid] = keys
-        for key in keys:
+        kept = [tuple(k) for k in keys if k[0] not in skip]
+        self.indexed[sid] = kept
+        for key in kept:
             self.entries.setdefault(key, []).append(sid)
 
-    def remove(self, sid: str) -> None:
-        for key in self.indexed.pop(sid, []):
+    def remove(self, sid: str) -> list[Key]:
+        keys = self.indexed.pop(sid, [])
+        for key in keys:
             holders = self.entries[key]
             holders.remove(sid)
             if not holders:
                 del self.entries[key]
+        return keys
 
-    def reindex(self, sub: dict[str, Any]) -> None:
-        self.remove(sub["submission_id"])
-        self.add(sub)
+    def update(self, sid: str, fresh: list[Key], kinds: set[str]) -> None:
+        """Replace the keys of ``kinds`` by ``fresh`` ones (after an edit of those parts)."""
+        old = self.remove(sid)
+        kept = [k for k in old if k[0] not in kinds]
+        self.add(sid, kept + [k for k in fresh if k[0] in kinds])
 
-    def exclude(self, sub: dict[str, Any], kinds: Iterable[str]) -> None:
+    def exclude(self, sid: str, kinds: Iterable[str]) -> None:
         """Stop checking ``kinds`` against this submission, now and later."""
-        sid = sub["submission_id"]
         self.excluded.setdefault(sid, set()).update(kinds)
-        self.reindex(sub)
+        self.add(sid, self.remove(sid))
 
     def _ordered(self, ids: list[str]) -> list[str]:
         return sorted(set(ids), key=self.seq.__getitem__)
 
     def export_exclusions(self) -> dict[str, list[str]]:
         return {sid: sorted(kinds) for sid, kinds in self.excluded.items() if kinds}
+
+    def export_keys(self) -> dict[str, list[list[str]]]:
+        return {sid: [list(k) for k in keys] for sid, keys in self.indexed.items()}

@@ -31,6 +31,8 @@ class Project:
         if problems:
             raise InvalidInput("invalid project", problems)
         options = {**schemas.option_defaults(), **spec.get("options", {})}
+        if options["key_derivation"] == "raw" and len(spec["api_key"].encode()) != 32:
+            raise InvalidInput("key_derivation raw needs an api_key of exactly 32 bytes")
         admins = list(dict.fromkeys(spec.get("admins", [])))
         return cls(spec["project_id"], spec["api_key"], admins, options, created_at)
 

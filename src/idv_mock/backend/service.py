@@ -147,6 +147,8 @@ class Service:
             problems = schemas.errors("submission_fields.json", overrides)
             if problems:
                 raise InvalidInput("invalid submission", problems)
+            if "status" in overrides:
+                raise InvalidInput("status is set by a deletion, not on creation")
             sid = overrides.get("submission_id")
             if sid is not None and project.store.get(sid) is not None:
                 raise Conflict(f"submission {sid} already exists")
@@ -160,9 +162,12 @@ class Service:
     def _create(
         self, project: Project, overrides: dict[str, Any], when: datetime, validate: bool = False
     ) -> Submission:
-        raw = self.factory.build(when, overrides, userid=overrides.get("userid"))
-        sub = derive.derive(deep_merge(raw, overrides), project.options, project.project_options())
-        found = project.store.dups.check(sub)
+        raw = deep_merge(
+            self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
+        )
+        keys = duplicates.keys_of(raw)  # before masking
+        sub = derive.derive(raw, project.options, project.project_options())
+        found = project.store.dups.check(keys)
         sub["duplicated_users"] = found.users
         sub["duplicated_selfie_users"] = found.selfie_users
         sub["duplicated_information"] = found.information
@@ -171,7 +176,7 @@ class Service:
             problems = schemas.errors("submission.json", sub)
             if problems:
                 raise InvalidInput("the merged submission is not valid", problems)
-        project.store.add(sub)
+        project.store.add(sub, keys)
         self._emit("submission.created", project, sub)
         return sub
 
@@ -200,10 +205,14 @@ class Service:
                 raise AdminNotRegistered(admin)
             old = self._live(project, sid)
             now = stamp(self.clock.now())
-            new = derive.apply_masking(edits.apply_changes(old, changes), project.options)
+            edited = edits.apply_changes(old, changes)
+            kinds = {
+                duplicates.KIND_OF_PROPERTY[p] for p in changes if p in duplicates.KIND_OF_PROPERTY
+            }
+            project.store.dups.update(sid, duplicates.keys_of(edited), kinds)
+            new = derive.apply_masking(edited, project.options)
             new = self._edit_stamps(new, changes, admin, now)
             project.store.replace(old, new)
-            project.store.dups.reindex(new)
             self._emit("submission.updated", project, new, admin=admin, changes=changes)
             return new
 
@@ -224,7 +233,7 @@ class Service:
             old = self._live(project, sid)
             new = views.retained(old)
             project.store.replace(old, new)
-            project.store.dups.exclude(new, duplicates.KINDS)
+            project.store.dups.exclude(sid, duplicates.KINDS)
             self._emit("submission.deleted", project, new, admin_name=admin_name)
             return new
 
@@ -236,7 +245,7 @@ class Service:
             old = self._live(project, sid)
             new, ended = edits.remove_parts(old, parts, data_fields)
             project.store.replace(old, new)
-            project.store.dups.exclude(new, ended)
+            project.store.dups.exclude(sid, ended)
             return new
 
     def _live(self, project: Project, sid: str) -> Submission:
@@ -282,6 +291,7 @@ def _export_project(project: Project) -> dict[str, Any]:
         "project": spec,
         "submissions": list(project.store),
         "dup_excluded": project.store.dups.export_exclusions(),
+        "dup_keys": project.store.dups.export_keys(),
     }
 
 
@@ -290,8 +300,13 @@ def _import_project(doc: dict[str, Any]) -> Project:
     project = Project.from_input(spec, spec.get("created_at", ""))
     for sid, kinds in doc.get("dup_excluded", {}).items():
         project.store.dups.excluded[sid] = set(kinds)
+    known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
-        if project.store.get(sub["submission_id"]) is not None:
-            raise InvalidInput(f"duplicate submission_id {sub['submission_id']}")
-        project.store.add(sub)
+        sid = sub["submission_id"]
+        if project.store.get(sid) is not None:
+            raise InvalidInput(f"duplicate submission_id {sid}")
+        keys = known_keys.get(sid)
+        project.store.add(
+            sub, [tuple(k) for k in keys] if keys is not None else duplicates.keys_of(sub)
+        )
     return project

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from idv_mock.backend.duplicates import DuplicateIndex
+from idv_mock.backend.duplicates import DuplicateIndex, Key
 
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
@@ -48,12 +48,12 @@ class SubmissionStore:
     def get(self, sid: str) -> Submission | None:
         return self.items.get(sid)
 
-    def add(self, sub: Submission) -> None:
+    def add(self, sub: Submission, dup_keys: list[Key]) -> None:
         sid = sub["submission_id"]
         self.items[sid] = sub
         bisect.insort(self.order, (sub["created_at"], sid))
         self._index_contacts(sub)
-        self.dups.add(sub)
+        self.dups.add(sid, dup_keys)
 
     def replace(self, old: Submission, new: Submission) -> None:
         """Swap a stored submission for a new version of it (same id and ``created_at``)."""

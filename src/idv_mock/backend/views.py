@@ -50,8 +50,15 @@ def reduced(sub: Submission) -> Submission:
     view.update({k: sub[k] for k in REDUCED_KEYS if k in sub})
     kyc = sub.get("kyc") or {}
     view["kyc"] = {k: kyc[k] for k in ("result", "comment", "commentCode") if k in kyc}
-    view.update({k: sub[k] for k in REDUCED_OPTIONAL if k in sub})
+    view.update({k: sub[k] for k in REDUCED_OPTIONAL if _has(sub.get(k))})
     return view
+
+
+def _has(value: Any) -> bool:
+    """Whether an optional part carries anything (an unset memo is ``{"text": ""}``)."""
+    if isinstance(value, dict) and "text" in value:
+        return bool(value["text"])
+    return value not in (None, "", {}, [])
 
 
 def by_request_type(view: Submission, request_type: str | None) -> Submission:
