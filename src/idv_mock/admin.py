@@ -86,11 +86,47 @@ async def update_project(request: Request) -> Response:
 
 async def create_submission(request: Request) -> Response:
     overrides = await _object_body(request)
+    fire = request.query_params.get("fire_webhooks", "false").lower() in ("true", "1", "yes")
+    pid = request.path_params["project_id"]
     try:
-        sub = service_of(request).create_submission(request.path_params["project_id"], overrides)
+        sub = service_of(request).create_submission(pid, overrides, fire_webhooks=fire)
     except BackendError as exc:
         raise _error(exc) from None
     return json_response(sub, 201)
+
+
+PLAIN_PROJECTION = ("projectionId", "projectionName")
+
+
+async def hosted_submission(request: Request) -> Response:
+    """A submission arriving through the hosted form: ``{token, outcome, overrides}``."""
+    body = await _object_body(request)
+    plain = [k for k in PLAIN_PROJECTION if k in body or k in request.query_params]
+    overrides = body.get("overrides", {})
+    if plain or (isinstance(overrides, dict) and "projection" in overrides):
+        message = "projectionId and projectionName must come inside the encrypted token"
+        raise ApiError(400, {"message": message})
+    unknown = set(body) - {"token", "outcome", "overrides"}
+    if unknown or not isinstance(body.get("token"), str) or not isinstance(overrides, dict):
+        message = "the body is {token: <encrypted JSON>, outcome, overrides: {...}}"
+        raise ApiError(400, {"message": message})
+    pid = request.path_params["project_id"]
+    outcome = body.get("outcome", "approved")
+    try:
+        sub = service_of(request).hosted_submission(pid, body["token"], outcome, overrides)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response(sub, 201)
+
+
+async def list_webhooks(request: Request) -> Response:
+    service = service_of(request)
+    pid = request.path_params["project_id"]
+    try:
+        service.project(pid)
+    except BackendError as exc:
+        raise _error(exc) from None
+    return json_response({"deliveries": service.webhooks.deliveries(pid)})
 
 
 async def get_submission(request: Request) -> Response:
@@ -154,6 +190,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/projects": {"GET": list_projects, "POST": create_project},
     "/__admin/projects/{project_id}": {"GET": get_project, "PATCH": update_project},
     "/__admin/projects/{project_id}/submissions": {"POST": create_submission},
+    "/__admin/projects/{project_id}/hosted-submissions": {"POST": hosted_submission},
+    "/__admin/projects/{project_id}/webhooks": {"GET": list_webhooks},
     "/__admin/projects/{project_id}/submissions/{submission_id}": {"GET": get_submission},
     "/__admin/projects/{project_id}/faults": {
         "GET": list_faults,

@@ -35,7 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="tick",
         help="tick: deterministic time that moves 1 s per read (default); wall: real time",
     )
+    serve.add_argument(
+        "--webhook-url", default=None, help="the default project's webhook URL (none)"
+    )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (warning)")
+    receive = sub.add_parser("receive", help="a local webhook receiver that prints what arrives")
+    receive.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    receive.add_argument("--port", type=int, default=9000, help="port to bind (9000)")
+    receive.add_argument("--api-key", default=None, help="decrypt encrypted payloads with it")
     crypto_cmd = sub.add_parser("crypto", help="Secure Data Transfer: stdin -> stdout")
     crypto_cmd.add_argument("action", choices=("encrypt", "decrypt"))
     crypto_cmd.add_argument("--api-key", required=True, help="the project's API key")
@@ -49,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "receive":
+        from idv_mock.receiver import run
+
+        return run(args.host, args.port, args.api_key)
     return run_crypto(args)
 
 
@@ -73,7 +84,9 @@ def serve(args: argparse.Namespace) -> int:
     from idv_mock.backend import Service, ServiceConfig
 
     admins = tuple(args.admin or ["admin@example.com"])
-    options = {"secure_transfer": True} if args.secure_transfer else {}
+    options: dict[str, object] = {"secure_transfer": True} if args.secure_transfer else {}
+    if args.webhook_url:
+        options["webhook_url"] = args.webhook_url
     config = ServiceConfig(
         api_key=args.api_key,
         admins=admins,

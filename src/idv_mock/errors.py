@@ -236,7 +236,8 @@ PROJECTION = Family(
     Shape.MESSAGE,
     (
         Entry("forbidden", "Forbidden", 403),
-        Entry("missing_field", "Invalid request body: {}"),
+        Entry("invalid_body", "Invalid request body: name, mode, fields"),
+        Entry("invalid_name", "Invalid request body: name"),
         Entry("invalid_mode", "Invalid mode: {}"),
         Entry("invalid_fields", "Invalid fields detected: {}"),
         Entry("invalid_encrypted_body", "Invalid encrypted body"),

@@ -16,37 +16,72 @@ from idv_mock.api.faults import fired_rule, rule_response
 from idv_mock.api.get_submission import get_submission
 from idv_mock.api.http import error_response
 from idv_mock.api.patch_submission import patch_submission
+from idv_mock.api.projection import (
+    collection_not_allowed,
+    create_projection,
+    delete_projection,
+    get_projection,
+    item_not_allowed,
+    list_projections,
+)
 from idv_mock.backend import Service
 from idv_mock.errors import GENERIC, ApiError, Family
 
 Handler = Callable[[Request], Awaitable[Response]]
+Refusal = Callable[[], ApiError]
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+Calls = dict[str, tuple[Handler, Family]]
 
-# path -> {method: (handler, the error catalogue of that call)}: the spec's /v3 API
-API_ROUTES: dict[str, dict[str, tuple[Handler, Family]]] = {
-    "/v3/submission": {
-        "GET": (get_submission, errors.GET_SUBMISSION),
-        "PATCH": (patch_submission, errors.PATCH_SUBMISSION),
-        "DELETE": (delete_submission, errors.DELETE_SUBMISSION),
-    },
-    "/v3/submission/partial": {"DELETE": (delete_partial, errors.PARTIAL_DELETE)},
+
+def _generic_not_allowed() -> ApiError:
+    return GENERIC.error("method_not_allowed")
+
+
+# path -> ({method: (handler, the error catalogue of that call)}, the 405 of the path)
+API_ROUTES: dict[str, tuple[Calls, Refusal]] = {
+    "/v3/submission": (
+        {
+            "GET": (get_submission, errors.GET_SUBMISSION),
+            "PATCH": (patch_submission, errors.PATCH_SUBMISSION),
+            "DELETE": (delete_submission, errors.DELETE_SUBMISSION),
+        },
+        _generic_not_allowed,
+    ),
+    "/v3/submission/partial": (
+        {"DELETE": (delete_partial, errors.PARTIAL_DELETE)},
+        _generic_not_allowed,
+    ),
+    "/v3/projection": (
+        {
+            "GET": (list_projections, errors.PROJECTION),
+            "POST": (create_projection, errors.PROJECTION),
+        },
+        collection_not_allowed,
+    ),
+    "/v3/projection/{projectionId}": (
+        {
+            "GET": (get_projection, errors.PROJECTION),
+            "DELETE": (delete_projection, errors.PROJECTION),
+        },
+        item_not_allowed,
+    ),
 }
-API_FAMILIES = {path: {m: f for m, (_, f) in calls.items()} for path, calls in API_ROUTES.items()}
+API_FAMILIES = {p: {m: f for m, (_, f) in calls.items()} for p, (calls, _) in API_ROUTES.items()}
 
 
-def _not_allowed(allow: str) -> ApiError:
-    error = GENERIC.error("method_not_allowed")
+def _not_allowed(allow: str, refusal: Refusal = _generic_not_allowed) -> ApiError:
+    error = refusal()
     error.headers["Allow"] = allow
     return error
 
 
-def api_endpoint(calls: dict[str, tuple[Handler, Family]]) -> Handler:
+def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
     """One endpoint per path: fault rules first, then the method's handler, else a 405."""
     allow = ", ".join(calls)
 
     async def endpoint(request: Request) -> Response:
         if request.method not in calls:
-            raise _not_allowed(allow)
+            raise _not_allowed(allow, refusal)
         handler, family = calls[request.method]
         rule = await fired_rule(request, family)
         faulted = rule_response(rule, family) if rule is not None else None
@@ -83,7 +118,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 def create_app(service: Service | None = None) -> Starlette:
     """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given)."""
-    api = [Route(p, api_endpoint(c), methods=ALL_METHODS) for p, c in API_ROUTES.items()]
+    api = [Route(p, api_endpoint(c, r), methods=ALL_METHODS) for p, (c, r) in API_ROUTES.items()]
     control = [Route(p, admin_endpoint(h), methods=ALL_METHODS) for p, h in admin.ROUTES.items()]
     app = Starlette(
         routes=api + control,

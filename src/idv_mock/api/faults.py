@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import random
+import re
 from typing import Any
 
 import orjson
@@ -77,7 +78,7 @@ def unknown_errors(spec: dict[str, Any], routes: dict[str, dict[str, Family]]) -
     covered = [
         (path, method, family)
         for path, families in routes.items()
-        if fnmatch.fnmatchcase(path, str(match.get("path", "")))
+        if _overlap(path, str(match.get("path", "")))
         for method, family in families.items()
         if match.get("method", method) == method
     ]
@@ -86,6 +87,12 @@ def unknown_errors(spec: dict[str, Any], routes: dict[str, dict[str, Family]]) -
     if any(family.find(name) is not None for _, _, family in covered):
         return []
     return [f"{method} {path} has no error {name!r}" for path, method, _ in covered]
+
+
+def _overlap(template: str, glob: str) -> bool:
+    """Whether some path of the route ``template`` (``{id}`` parts) can match ``glob``."""
+    as_glob = re.sub(r"\{[^}]+\}", "*", template)
+    return fnmatch.fnmatchcase(template, glob) or fnmatch.fnmatchcase(glob, as_glob)
 
 
 def catalogue_error(family: Family, name: str) -> ApiError:

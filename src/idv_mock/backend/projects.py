@@ -8,6 +8,7 @@ from typing import Any
 from idv_mock import schemas
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.faults import FaultRules
+from idv_mock.backend.projections import Projections
 from idv_mock.backend.store import SubmissionStore
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
@@ -23,6 +24,7 @@ class Project:
     created_at: str
     store: SubmissionStore = field(default_factory=SubmissionStore)
     faults: FaultRules = field(default_factory=FaultRules)
+    projections: Projections = field(default_factory=Projections)
 
     @classmethod
     def from_input(cls, spec: dict[str, Any], created_at: str) -> Project:
@@ -35,6 +37,14 @@ class Project:
             raise InvalidInput("key_derivation raw needs an api_key of exactly 32 bytes")
         admins = list(dict.fromkeys(spec.get("admins", [])))
         return cls(spec["project_id"], spec["api_key"], admins, options, created_at)
+
+    def hidden_fields(self, sid: str) -> list[str] | None:
+        """The fields a projection hid from this submission when it arrived, if any."""
+        return self.projections.applied.get(sid)
+
+    @property
+    def secure(self) -> bool:
+        return bool(self.options.get("secure_transfer"))
 
     def is_admin(self, email: str) -> bool:
         return email in self.admins

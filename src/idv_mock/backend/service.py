@@ -9,15 +9,14 @@ which is both faster than seeding again and byte-identical to it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import orjson
 
-from idv_mock import schemas
-from idv_mock.backend import derive, duplicates, edits, seed, views
+from idv_mock import crypto, schemas
+from idv_mock.backend import derive, duplicates, edits, events, seed, views
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -25,13 +24,15 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
+from idv_mock.backend.projections import Policy, Projections
 from idv_mock.backend.projects import Project
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake import SubmissionFactory, deep_merge
+from idv_mock.webhooks import WebhookDispatcher
 
 Submission = dict[str, Any]
-Listener = Callable[[str, Project, Submission, dict[str, Any]], None]
+OUTCOMES = ("approved", "rejected")
 POST_SEED = 1_000_003  # the factory's seed offset for everything created after seeding
 
 
@@ -44,6 +45,8 @@ class ServiceConfig:
     random_seed: int = 0
     options: dict[str, Any] = field(default_factory=dict)
     clock_mode: str = "tick"
+    webhook_backoff: tuple[float, ...] = (0.5, 1.0)  # pauses between the 3 attempts
+    webhook_timeout: float = 5.0
 
 
 class Service:
@@ -51,7 +54,7 @@ class Service:
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()
         self.factory = SubmissionFactory(self.config.random_seed)
-        self.listeners: list[Listener] = []
+        self.webhooks = WebhookDispatcher(self.config.webhook_backoff, self.config.webhook_timeout)
         self.clock = Clock(self.config.clock_mode)
         self.projects: dict[str, Project] = {}
         self._by_key: dict[str, Project] = {}
@@ -76,6 +79,7 @@ class Service:
         with self._lock:
             self.import_state(orjson.loads(self._snapshot), validate=False)
             self.factory.reseed(self.config.random_seed + POST_SEED)
+            self.webhooks.clear()
 
     # --- projects ---
     def create_project(self, spec: dict[str, Any]) -> Project:
@@ -138,26 +142,102 @@ class Service:
 
     # --- submissions: creation ---
     def create_submission(
-        self, project_id: str, overrides: dict[str, Any] | None = None
+        self,
+        project_id: str,
+        overrides: dict[str, Any] | None = None,
+        *,
+        fire_webhooks: bool = False,
     ) -> Submission:
-        """A Faker submission with ``overrides`` deep-merged over it, derived and stored."""
+        """A Faker submission with ``overrides`` deep-merged over it, derived and stored.
+
+        Never filtered by a projection; sends the creation webhooks only when asked.
+        """
+        with self._lock:
+            if "projection" in (overrides or {}):
+                raise InvalidInput("projection is recorded by the hosted form only")
+            sub = self._create_checked(self.project(project_id), overrides or {})
+            if fire_webhooks:
+                self._fire(self.project(project_id), events.creation_events(sub, None, "omit"))
+            return sub
+
+    def hosted_submission(
+        self,
+        project_id: str,
+        token: str,
+        outcome: str,
+        overrides: dict[str, Any] | None = None,
+    ) -> Submission:
+        """A submission as the hosted form creates it: from an encrypted token, maybe projected.
+
+        The token (a JSON object encrypted with the project's key) carries ``userid``,
+        ``email`` and ``projectionId`` or ``projectionName``; the policy's excluded fields are
+        fixed now, and ``submit`` then the ``outcome`` webhook are sent.
+        """
         with self._lock:
             project = self.project(project_id)
-            overrides = overrides or {}
-            problems = schemas.errors("submission_fields.json", overrides)
-            if problems:
-                raise InvalidInput("invalid submission", problems)
-            if "status" in overrides:
-                raise InvalidInput("status is set by a deletion, not on creation")
-            sid = overrides.get("submission_id")
-            if sid is not None and project.store.get(sid) is not None:
-                raise Conflict(f"submission {sid} already exists")
-            before = self.clock.current
-            try:
-                return self._create(project, overrides, self.clock.now(), validate=True)
-            except InvalidInput:
-                self.clock.current = before
-                raise
+            if outcome not in OUTCOMES:
+                raise InvalidInput("outcome must be approved or rejected")
+            claims = self._token_claims(project, token)
+            policy = self._token_policy(project, claims)
+            merged = deep_merge(overrides or {}, {"kyc": {"result": outcome}})
+            merged.update({k: claims[k] for k in ("userid", "email") if k in claims})
+            if policy is not None:
+                merged["projection"] = {
+                    "projectionId": policy.projection_id,
+                    "projectionName": policy.name,
+                }
+            sub = self._create_checked(project, merged)
+            hidden = None
+            if policy is not None:
+                hidden = project.projections.applied[sub["submission_id"]] = list(policy.fields)
+            style = str(project.options["projection_style"])
+            self._fire(project, events.creation_events(sub, hidden, style))
+            return sub
+
+    @staticmethod
+    def _token_claims(project: Project, token: str) -> dict[str, Any]:
+        derivation = str(project.options.get("key_derivation", "sha256"))
+        try:
+            claims = crypto.decrypt_object(token, project.api_key, derivation)
+        except crypto.CryptoError:
+            raise InvalidInput(
+                "the token does not decrypt to a JSON object with the project's key"
+            ) from None
+        for key in ("userid", "email", "projectionId", "projectionName"):
+            if key in claims and not isinstance(claims[key], str):
+                raise InvalidInput(f"token member {key} must be a string")
+        return claims
+
+    @staticmethod
+    def _token_policy(project: Project, claims: dict[str, Any]) -> Policy | None:
+        has_id, has_name = "projectionId" in claims, "projectionName" in claims
+        if has_id and has_name:
+            raise InvalidInput("projectionId and projectionName are mutually exclusive")
+        try:
+            if has_id:
+                return project.projections.get(claims["projectionId"])
+            if has_name:
+                return project.projections.by_name(claims["projectionName"])
+        except NotFound:
+            raise InvalidInput("the token names an unknown projection") from None
+        return None
+
+    def _create_checked(self, project: Project, overrides: dict[str, Any]) -> Submission:
+        """Create from control-API input: checked first, and nothing changes on refusal."""
+        problems = schemas.errors("submission_fields.json", overrides)
+        if problems:
+            raise InvalidInput("invalid submission", problems)
+        if "status" in overrides:
+            raise InvalidInput("status is set by a deletion, not on creation")
+        sid = overrides.get("submission_id")
+        if sid is not None and project.store.get(sid) is not None:
+            raise Conflict(f"submission {sid} already exists")
+        before = self.clock.current
+        try:
+            return self._create(project, overrides, self.clock.now(), validate=True)
+        except InvalidInput:
+            self.clock.current = before
+            raise
 
     def _create(
         self, project: Project, overrides: dict[str, Any], when: datetime, validate: bool = False
@@ -177,7 +257,6 @@ class Service:
             if problems:
                 raise InvalidInput("the merged submission is not valid", problems)
         project.store.add(sub, keys)
-        self._emit("submission.created", project, sub)
         return sub
 
     def stored_submission(self, project_id: str, sid: str) -> Submission:
@@ -192,8 +271,15 @@ class Service:
     ) -> tuple[list[Submission], SortKey | None]:
         with self._lock:
             found, next_key = project.store.select(sel)
-            shaped = [views.reduced(s) if reduced else s for s in found]
-            return [views.by_request_type(s, request_type) for s in shaped], next_key
+            style = str(project.options["projection_style"])
+            shaped = []
+            for sub in found:
+                view = views.reduced(sub) if reduced else sub
+                hidden = project.hidden_fields(sub["submission_id"])
+                if hidden:
+                    view = views.projected(view, hidden, style, reduced=reduced)
+                shaped.append(views.by_request_type(view, request_type))
+            return shaped, next_key
 
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
         """Apply PATCH properties; checks values, then the admin, then the submission."""
@@ -204,7 +290,8 @@ class Service:
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
             old = self._live(project, sid)
-            now = stamp(self.clock.now())
+            moment = self.clock.now()
+            now = stamp(moment)
             edited = edits.apply_changes(old, changes)
             kinds = {
                 duplicates.KIND_OF_PROPERTY[p] for p in changes if p in duplicates.KIND_OF_PROPERTY
@@ -213,7 +300,7 @@ class Service:
             new = derive.apply_masking(edited, project.options)
             new = self._edit_stamps(new, changes, admin, now)
             project.store.replace(old, new)
-            self._emit("submission.updated", project, new, admin=admin, changes=changes)
+            self._fire(project, [events.updated_event(sid, admin, iso(moment), changes)])
             return new
 
     @staticmethod
@@ -234,7 +321,9 @@ class Service:
             new = views.retained(old)
             project.store.replace(old, new)
             project.store.dups.exclude(sid, duplicates.KINDS)
-            self._emit("submission.deleted", project, new, admin_name=admin_name)
+            if admin_name:
+                when = iso(self.clock.now())
+                self._fire(project, [events.delete_event(sid, admin_name, when)])
             return new
 
     def delete_parts(
@@ -254,9 +343,37 @@ class Service:
             raise NotFound(f"submission {sid} not found")
         return sub
 
-    def _emit(self, event: str, project: Project, sub: Submission, **detail: Any) -> None:
-        for listener in self.listeners:
-            listener(event, project, sub, detail)
+    def _fire(self, project: Project, batch: list[events.Event]) -> None:
+        """Send webhooks to the project's URL (none without one), encrypted on a secure project."""
+        url = project.options.get("webhook_url")
+        if not url:
+            return
+        derivation = str(project.options.get("key_derivation", "sha256"))
+        for event in batch:
+            body = event.payload
+            if project.secure:
+                body = {
+                    "data": crypto.encrypt(body, project.api_key, derivation),
+                    "isEncrypted": True,
+                }
+            self.webhooks.send(project.project_id, str(url), event.name, event.payload, body)
+
+    # --- projection policies ---
+    def create_projection(
+        self, project: Project, name: str, mode: str, fields: list[str]
+    ) -> Policy:
+        with self._lock:
+            project.projections.ensure_room(name)
+            policy = Policy(self.factory.uuid(), name, mode, fields, iso(self.clock.now()))
+            return project.projections.add(policy)
+
+    def projection(self, project: Project, projection_id: str) -> Policy:
+        with self._lock:
+            return project.projections.get(projection_id)
+
+    def delete_projection(self, project: Project, projection_id: str) -> Policy:
+        with self._lock:
+            return project.projections.delete(projection_id)
 
     # --- whole state ---
     def export_state(self) -> dict[str, Any]:
@@ -292,6 +409,7 @@ def _export_project(project: Project) -> dict[str, Any]:
         "submissions": list(project.store),
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
+        "projections": project.projections.export(),
     }
 
 
@@ -300,6 +418,7 @@ def _import_project(doc: dict[str, Any]) -> Project:
     project = Project.from_input(spec, spec.get("created_at", ""))
     for sid, kinds in doc.get("dup_excluded", {}).items():
         project.store.dups.excluded[sid] = set(kinds)
+    project.projections = Projections.restore(doc.get("projections", {}))
     known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
         sid = sub["submission_id"]

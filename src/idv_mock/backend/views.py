@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from idv_mock.backend.projections import hide
+
 Submission = dict[str, Any]
 
 DELETED = "Deleted Submission"
@@ -59,6 +61,14 @@ def _has(value: Any) -> bool:
     if isinstance(value, dict) and "text" in value:
         return bool(value["text"])
     return value not in (None, "", {}, [])
+
+
+def projected(view: Submission, hidden: list[str], style: str, *, reduced: bool) -> Submission:
+    """A view with the fields a projection excluded omitted (or null, ``style`` "null")."""
+    if "data" not in view:
+        return view
+    names = ["name" if reduced and f == "full_name" else f for f in hidden]
+    return {**view, "data": hide(view["data"], names, style)}
 
 
 def by_request_type(view: Submission, request_type: str | None) -> Submission:
