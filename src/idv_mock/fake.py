@@ -173,7 +173,7 @@ class SubmissionFactory:
         ident = self.identity(when, given_data)
         sid = self.uuid()
         result = self.rng.choices(("approved", "rejected"), (7, 3))[0]
-        kyc_at = when + timedelta(seconds=self.rng.randint(20, 600))
+        kyc_at = when + timedelta(milliseconds=self.rng.randint(50, 900))  # before the next tick
         ip = self.public_ip()
         email = self._email(ident)
         sub: dict[str, Any] = {

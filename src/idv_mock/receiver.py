@@ -49,6 +49,13 @@ class WebhookReceiver:
         self._thread.start()
         return self
 
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (the ``idv-mock receive`` command)."""
+        try:
+            self._server.serve_forever()
+        finally:
+            self._server.server_close()
+
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
@@ -116,9 +123,7 @@ def run(host: str, port: int, api_key: str | None) -> int:
     receiver.on_receive = show
     print(f"idv-mock receiving webhooks at {receiver.url}", flush=True)
     try:
-        receiver._server.serve_forever()
+        receiver.serve_forever()
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
-    finally:
-        receiver._server.server_close()
     return 0

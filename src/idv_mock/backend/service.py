@@ -81,6 +81,10 @@ class Service:
             self.factory.reseed(self.config.random_seed + POST_SEED)
             self.webhooks.clear()
 
+    def close(self) -> None:
+        """Stop webhook delivery threads (deliveries in flight are abandoned)."""
+        self.webhooks.close()
+
     # --- projects ---
     def create_project(self, spec: dict[str, Any]) -> Project:
         with self._lock:
