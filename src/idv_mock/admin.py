@@ -185,6 +185,41 @@ async def remove_faults(request: Request) -> Response:
     return json_response({"removed": removed})
 
 
+def _call(operation: Callable[[Request, dict[str, Any]], Any], status: int = 200) -> Handler:
+    """A handler that runs ``operation(request, body)`` and renders its result or error."""
+
+    async def handler(request: Request) -> Response:
+        raw = await request.body()
+        body = await _object_body(request) if raw.strip() else {}
+        try:
+            return json_response(operation(request, body), status)
+        except BackendError as exc:
+            raise _error(exc) from None
+
+    return handler
+
+
+def _pid(request: Request) -> str:
+    return str(request.path_params["project_id"])
+
+
+def _watchlist_submission(request: Request, body: dict[str, Any]) -> Any:
+    if set(body) - {"entry_id", "overrides"} or not isinstance(body.get("entry_id"), str):
+        raise ApiError(400, {"message": "the body is {entry_id, overrides: {...}}"})
+    overrides = body.get("overrides", {})
+    if not isinstance(overrides, dict):
+        raise ApiError(400, {"message": "overrides must be an object"})
+    return service_of(request).watchlist_submission(_pid(request), body["entry_id"], overrides)
+
+
+def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
+    def operation(request: Request, body: dict[str, Any]) -> Any:
+        wid = request.path_params["worklist_id"]
+        return service_of(request).set_worklist_active(_pid(request), wid, active)
+
+    return operation
+
+
 ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/reset": {"POST": reset},
     "/__admin/projects": {"GET": list_projects, "POST": create_project},
@@ -192,6 +227,23 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/projects/{project_id}/submissions": {"POST": create_submission},
     "/__admin/projects/{project_id}/hosted-submissions": {"POST": hosted_submission},
     "/__admin/projects/{project_id}/webhooks": {"GET": list_webhooks},
+    "/__admin/projects/{project_id}/watchlist": {
+        "GET": _call(lambda r, b: {"entries": service_of(r).watchlist(_pid(r))}),
+        "POST": _call(lambda r, b: service_of(r).add_watchlist_entry(_pid(r), b), 201),
+    },
+    "/__admin/projects/{project_id}/watchlist-submissions": {
+        "POST": _call(_watchlist_submission, 201),
+    },
+    "/__admin/projects/{project_id}/worklists": {
+        "GET": _call(lambda r, b: {"worklists": service_of(r).worklists(_pid(r))}),
+        "POST": _call(lambda r, b: service_of(r).create_worklist(_pid(r), b), 201),
+    },
+    "/__admin/projects/{project_id}/worklists/{worklist_id}/activate": {
+        "POST": _call(_set_active(True)),
+    },
+    "/__admin/projects/{project_id}/worklists/{worklist_id}/deactivate": {
+        "POST": _call(_set_active(False)),
+    },
     "/__admin/projects/{project_id}/submissions/{submission_id}": {"GET": get_submission},
     "/__admin/projects/{project_id}/faults": {
         "GET": list_faults,

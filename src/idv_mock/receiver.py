@@ -38,7 +38,9 @@ class WebhookReceiver:
         self._cond = threading.Condition()
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -1,6 +1,7 @@
 """Webhook delivery over real HTTP, off the request path, with retries and a record.
 
-Each delivery runs in a small thread pool: a POST of the JSON payload with an
+Deliveries of one project run in order on that project's own worker thread (a receiver
+sees ``submit`` before ``approved``): a POST of the JSON payload with an
 ``X-Idv-Event`` header, retried on a non-2xx answer or a connection error (gaps.md: up to
 3 attempts, 0.5 s then 1 s apart; both configurable). Every attempt is recorded, so a
 test or a demo can see what was sent, when, and what the receiver answered. The API call
@@ -56,13 +57,10 @@ def _now() -> str:
 
 
 class WebhookDispatcher:
-    def __init__(
-        self, backoff: Sequence[float] = (0.5, 1.0), timeout: float = 5.0, workers: int = 4
-    ) -> None:
+    def __init__(self, backoff: Sequence[float] = (0.5, 1.0), timeout: float = 5.0) -> None:
         self.backoff = tuple(backoff)  # pauses between attempts: len(backoff) + 1 attempts
         self.timeout = timeout
-        self._workers = workers
-        self._pool: ThreadPoolExecutor | None = None
+        self._queues: dict[str, ThreadPoolExecutor] = {}  # project id -> its ordered worker
         self._lock = threading.Lock()
         self._records: list[Delivery] = []
         self._pending = 0
@@ -80,10 +78,11 @@ class WebhookDispatcher:
             )
             self._records.append(delivery)
             self._pending += 1
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="idv-webhook")
-            pool = self._pool
-        pool.submit(self._deliver, delivery)
+            queue = self._queues.get(project_id)
+            if queue is None:
+                queue = ThreadPoolExecutor(1, thread_name_prefix=f"idv-webhook-{project_id}")
+                self._queues[project_id] = queue
+        queue.submit(self._deliver, delivery)
         return delivery
 
     def _deliver(self, delivery: Delivery) -> None:
@@ -146,6 +145,6 @@ class WebhookDispatcher:
 
     def close(self) -> None:
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            queues, self._queues = list(self._queues.values()), {}
+        for queue in queues:
+            queue.shutdown(wait=False, cancel_futures=True)

@@ -11,6 +11,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from idv_mock import admin, errors
+from idv_mock.api import monitoring
+from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.faults import fired_rule, rule_response
 from idv_mock.api.get_submission import get_submission
@@ -50,6 +52,23 @@ API_ROUTES: dict[str, tuple[Calls, Refusal]] = {
     "/v3/submission/partial": (
         {"DELETE": (delete_partial, errors.PARTIAL_DELETE)},
         _generic_not_allowed,
+    ),
+    "/v3/submission/aml": (
+        {"POST": (screen_submission, errors.AML_SCREENING)},
+        _generic_not_allowed,
+    ),
+    "/v3/report/aml": ({"GET": (download_report, errors.AML_REPORT)}, _generic_not_allowed),
+    "/v3/submission/aml/monitor": ({}, monitoring.invalid_path),
+    "/v3/submission/aml/monitor/{worklistId}": (
+        {
+            "POST": (monitoring.register, errors.MONITORING),
+            "DELETE": (monitoring.delete_records, errors.MONITORING),
+        },
+        monitoring.invalid_path,
+    ),
+    "/v3/submission/aml/monitor/{worklistId}/{recordId}": (
+        {"GET": (monitoring.read_record, errors.MONITORING)},
+        monitoring.invalid_path,
     ),
     "/v3/projection": (
         {

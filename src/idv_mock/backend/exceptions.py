@@ -33,3 +33,19 @@ class InvalidInput(BackendError):
     def __init__(self, message: str, problems: list[str] | None = None) -> None:
         super().__init__(message)
         self.problems = problems or []
+
+
+class InvalidCountry(BackendError):
+    """The submission's nationality is not ISO 3166-1 alpha-3 (AML screening)."""
+
+    def __init__(self, nationality: str) -> None:
+        super().__init__(nationality)
+        self.nationality = nationality
+
+
+class NoThreshold(BackendError):
+    """No AML threshold in the request and none set for the project."""
+
+
+class Inactive(BackendError):
+    """The worklist exists but does not accept new records."""

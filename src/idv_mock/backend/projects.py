@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from idv_mock import schemas
+from idv_mock.backend.aml import AmlState
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.faults import FaultRules
+from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.store import SubmissionStore
 
@@ -25,6 +27,8 @@ class Project:
     store: SubmissionStore = field(default_factory=SubmissionStore)
     faults: FaultRules = field(default_factory=FaultRules)
     projections: Projections = field(default_factory=Projections)
+    aml: AmlState = field(default_factory=AmlState)
+    monitoring: Monitoring = field(default_factory=Monitoring)
 
     @classmethod
     def from_input(cls, spec: dict[str, Any], created_at: str) -> Project:

@@ -17,6 +17,7 @@ import orjson
 
 from idv_mock import crypto, schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, views
+from idv_mock.backend.aml import AmlState
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -24,8 +25,10 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
+from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Policy, Projections
 from idv_mock.backend.projects import Project
+from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake import SubmissionFactory, deep_merge
@@ -49,7 +52,7 @@ class ServiceConfig:
     webhook_timeout: float = 5.0
 
 
-class Service:
+class Service(ScreeningOperations):
     def __init__(self, config: ServiceConfig | None = None) -> None:
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()
@@ -325,6 +328,7 @@ class Service:
             new = views.retained(old)
             project.store.replace(old, new)
             project.store.dups.exclude(sid, duplicates.KINDS)
+            project.aml.forget(sid)
             if admin_name:
                 when = iso(self.clock.now())
                 self._fire(project, [events.delete_event(sid, admin_name, when)])
@@ -414,6 +418,8 @@ def _export_project(project: Project) -> dict[str, Any]:
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
         "projections": project.projections.export(),
+        "aml": project.aml.export(),
+        "worklists": project.monitoring.export(),
     }
 
 
@@ -423,6 +429,8 @@ def _import_project(doc: dict[str, Any]) -> Project:
     for sid, kinds in doc.get("dup_excluded", {}).items():
         project.store.dups.excluded[sid] = set(kinds)
     project.projections = Projections.restore(doc.get("projections", {}))
+    project.aml = AmlState.restore(doc.get("aml", {}))
+    project.monitoring = Monitoring.restore(doc.get("worklists", []))
     known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
         sid = sub["submission_id"]

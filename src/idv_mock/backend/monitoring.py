@@ -1,0 +1,75 @@
+"""Ongoing AML monitoring: worklists and their records (api-v3.md 2.5, 4.7; gaps.md).
+
+Worklists are made and (de)activated through the control API (the spec does not show
+how); a record belongs to exactly one worklist, and only an active worklist takes new ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from idv_mock.backend.exceptions import Conflict, Inactive, NotFound
+
+
+class UnknownWorklist(NotFound):
+    """No worklist of that id in the project."""
+
+
+@dataclass(slots=True)
+class Worklist:
+    id: str
+    name: str
+    active: bool
+    created_at: str
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)  # record id -> record
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "active": self.active,
+            "created_at": self.created_at,
+            "record_count": len(self.records),
+        }
+
+    def record_for(self, sid: str) -> dict[str, Any] | None:
+        return next((r for r in self.records.values() if r["submissionId"] == sid), None)
+
+
+@dataclass(slots=True)
+class Monitoring:
+    worklists: dict[str, Worklist] = field(default_factory=dict)
+
+    def add(self, worklist: Worklist) -> Worklist:
+        if worklist.id in self.worklists:
+            raise Conflict(f"worklist {worklist.id} already exists")
+        self.worklists[worklist.id] = worklist
+        return worklist
+
+    def get(self, wid: str) -> Worklist:
+        found = self.worklists.get(wid)
+        if found is None:
+            raise UnknownWorklist(f"worklist {wid} not found")
+        return found
+
+    def accepting(self, wid: str) -> Worklist:
+        worklist = self.get(wid)
+        if not worklist.active:
+            raise Inactive(wid)
+        return worklist
+
+    def export(self) -> list[dict[str, Any]]:
+        return [
+            {**w.describe(), "records": list(w.records.values())} for w in self.worklists.values()
+        ]
+
+    @classmethod
+    def restore(cls, docs: list[dict[str, Any]]) -> Monitoring:
+        monitoring = cls()
+        for doc in docs:
+            records = {r["id"]: r for r in doc.get("records", [])}
+            monitoring.add(
+                Worklist(doc["id"], doc["name"], doc["active"], doc["created_at"], records)
+            )
+        return monitoring

@@ -1,0 +1,269 @@
+"""AML screening, reports and ongoing monitoring, as operations of the service.
+
+Kept apart from ``service.py`` so each stays small; :class:`~idv_mock.backend.Service`
+inherits these methods and provides the lock, clock, factory and webhooks they use.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from idv_mock import report, schemas, screening
+from idv_mock.backend import aml, events
+from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
+from idv_mock.backend.exceptions import (
+    AdminNotRegistered,
+    InvalidCountry,
+    InvalidInput,
+    NotFound,
+    NoThreshold,
+)
+from idv_mock.backend.monitoring import Worklist
+from idv_mock.backend.projects import Project
+from idv_mock.clock import Clock, iso
+from idv_mock.fake import SubmissionFactory
+
+Submission = dict[str, Any]
+COUNTRIES = frozenset(schemas.enum("country"))
+_DATE = re.compile(schemas.definition("date")["pattern"])
+SUCCESS_MESSAGE = "complete to search AML."
+
+
+class ScreeningOperations:
+    """Mixin: the AML and monitoring operations of ``Service``."""
+
+    _lock: threading.RLock
+    clock: Clock
+    factory: SubmissionFactory
+
+    if TYPE_CHECKING:  # provided by Service
+
+        def project(self, project_id: str) -> Project: ...
+
+        def _live(self, project: Project, sid: str) -> Submission: ...
+
+        def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
+
+        def create_submission(
+            self,
+            project_id: str,
+            overrides: dict[str, Any] | None = None,
+            *,
+            fire_webhooks: bool = False,
+        ) -> Submission: ...
+
+    # --- screening ---
+    def screen(self, project: Project, sid: str, threshold: int | None) -> dict[str, Any]:
+        """POST /submission/aml: match, store the result in ``aml``, one report per match."""
+        with self._lock:
+            sub = self._live(project, sid)
+            nationality = str((sub.get("data") or {}).get("nationality", ""))
+            if nationality not in COUNTRIES:
+                raise InvalidCountry(nationality)
+            if threshold is None:
+                threshold = project.options.get("aml_threshold")
+            if threshold is None:
+                raise NoThreshold()
+            subject = screening.subject_of(sub)
+            found = screening.screen(subject, project.aml.watchlist(), threshold)
+            raw = aml.raw_data(subject, threshold, iso(self.clock.now()), found)
+            ids = [self.factory.uuid() for _ in found]
+            result = RED_FLAG if found else NO_MATCH
+            matches = [aml.match_json(i, m) for i, m in zip(ids, found, strict=True)]
+            state = {"raw_data": raw, "matches": matches}
+            new = {**sub, "aml": {**state, "risk_level_summary": result, "currentstatus": result}}
+            project.store.replace(sub, new)
+            self._keep_reports(project, new, raw, ids, found)
+            self._fire(project, [events.aml_event(new)])
+            return {"message": SUCCESS_MESSAGE, "result": result, "raw_data": raw}
+
+    @staticmethod
+    def _keep_reports(
+        project: Project,
+        sub: Submission,
+        raw: dict[str, Any],
+        ids: list[str],
+        found: list[screening.Match],
+    ) -> None:
+        brief = [
+            {"resource_id": i, "entry_id": m.entry.entry_id, "name": m.entry.name, "score": m.score}
+            for i, m in zip(ids, found, strict=True)
+        ]
+        for i, match in zip(ids, found, strict=True):
+            others = [b for b in brief if b["resource_id"] != i]
+            project.aml.reports[i] = aml.report_info(i, sub, raw, match, others)
+
+    def report_pdf(self, project: Project, resource_id: str) -> bytes:
+        with self._lock:
+            info = project.aml.reports.get(resource_id)
+            if info is None:
+                raise NotFound(f"report {resource_id} not found")
+        return report.render_aml_report(info)
+
+    # --- the project's own watchlist ---
+    def add_watchlist_entry(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        problems = schemas.errors("watchlist_entry.json", spec)
+        if problems:
+            raise InvalidInput("invalid watchlist entry", problems)
+        with self._lock:
+            project = self.project(project_id)
+            if project.aml.entry(spec["entry_id"]) is not None:
+                raise InvalidInput(f"entry {spec['entry_id']} exists already")
+            entry = screening.Entry.from_json({**_ENTRY_DEFAULTS, **spec})
+            project.aml.entries.append(entry)
+            return entry.to_json()
+
+    def watchlist(self, project_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [e.to_json() for e in self.project(project_id).aml.watchlist()]
+
+    def watchlist_submission(
+        self, project_id: str, entry_id: str, overrides: dict[str, Any] | None = None
+    ) -> Submission:
+        """A submission whose person is a watchlist entry, to make a Red Flag on purpose."""
+        with self._lock:
+            entry = self.project(project_id).aml.entry(entry_id)
+            if entry is None:
+                raise NotFound(f"watchlist entry {entry_id} not found")
+            first, _, last = entry.name.partition(" ")
+            person = {"full_name": entry.name, "first_name": first, "last_name": last}
+            person["nationality"] = entry.nationality
+            if entry.birth_date:
+                person["date_of_birth"] = entry.birth_date
+            merged = {**(overrides or {})}
+            merged["data"] = {**person, **(merged.get("data") or {})}
+            return self.create_submission(project_id, merged)
+
+    # --- monitoring ---
+    def create_worklist(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        problems = schemas.errors("worklist.json", spec)
+        if problems or {"created_at", "record_count", "records"} & set(spec):
+            raise InvalidInput("invalid worklist", problems or ["created_at is read-only"])
+        with self._lock:
+            project = self.project(project_id)
+            wid = spec.get("id") or self.factory.uuid()
+            if wid in project.monitoring.worklists:
+                raise InvalidInput(f"worklist {wid} exists already")
+            active = bool(spec.get("active", True))
+            worklist = Worklist(wid, spec["name"], active, iso(self.clock.now()))
+            return project.monitoring.add(worklist).describe()
+
+    def set_worklist_active(self, project_id: str, wid: str, active: bool) -> dict[str, Any]:
+        with self._lock:
+            worklist = self.project(project_id).monitoring.get(wid)
+            worklist.active = active
+            return worklist.describe()
+
+    def worklists(self, project_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [w.describe() for w in self.project(project_id).monitoring.worklists.values()]
+
+    def check_worklist(self, project: Project, wid: str, *, accepting: bool) -> None:
+        """Raise ``UnknownWorklist`` (or ``Inactive`` when ``accepting``) for a bad worklist."""
+        with self._lock:
+            if accepting:
+                project.monitoring.accepting(wid)
+            else:
+                project.monitoring.get(wid)
+
+    def monitor(self, project: Project, wid: str, sids: list[str], admin: str) -> dict[str, Any]:
+        """Register submissions in an active worklist, each on its own (4.7)."""
+        with self._lock:
+            worklist = project.monitoring.accepting(wid)
+            if not project.is_admin(admin):
+                raise AdminNotRegistered(admin)
+            ok: list[dict[str, Any]] = []
+            failed: list[dict[str, Any]] = []
+            for sid in sids:
+                error, record_id = self._register(project, worklist, sid, admin)
+                if error is None:
+                    ok.append({"submissionId": sid, "recordIds": [record_id], "status": "success"})
+                else:
+                    entry = {"submissionId": sid, "recordIds": [], "status": "failed"}
+                    failed.append({**entry, "error": error})
+            return {
+                "success": bool(ok),
+                "successCount": len(ok),
+                "failedCount": len(failed),
+                "successResults": ok,
+                "failedResults": failed,
+            }
+
+    def _register(
+        self, project: Project, worklist: Worklist, sid: str, admin: str
+    ) -> tuple[str | None, str]:
+        sub = project.store.get(sid)
+        if sub is None or sub.get("status") == "Deleted Submission":
+            return f"Cannot find submission: {sid}", ""
+        if (sub.get("kyc") or {}).get("result") != "approved":
+            return f"This submission is not approved: {sid}", ""
+        data = sub.get("data") or {}
+        if not _valid_person(data.get("full_name"), data.get("date_of_birth")):
+            return f"Invalid fullName or birthDate: {sid}", ""
+        existing = worklist.record_for(sid)
+        if existing is not None:
+            return None, str(existing["id"])
+        record = self._new_record(project, sub, admin)
+        worklist.records[record["id"]] = record
+        return None, str(record["id"])
+
+    def _new_record(self, project: Project, sub: Submission, admin: str) -> dict[str, Any]:
+        data = sub.get("data") or {}
+        threshold = project.options.get("aml_threshold") or DEFAULT_MONITORING_THRESHOLD
+        found = screening.screen(screening.subject_of(sub), project.aml.watchlist(), threshold)
+        record = {
+            "id": self.factory.uuid(),
+            "name": data["full_name"],
+            "submissionId": sub["submission_id"],
+            "nationality": data.get("nationality", ""),
+            "status": "screenedWithMatches" if found else "screenedNoMatches",
+            "dob": data["date_of_birth"],
+            "email": sub.get("email", ""),
+            "memo": "",
+            "tags": [],
+            "admin": admin,
+            "updateTime": iso(self.clock.now()),
+            "openCount": len(found),
+            "falsePositiveCount": 0,
+            "truePositiveCount": 0,
+            "discardedCount": 0,
+        }
+        return record
+
+    def monitoring_record(self, project: Project, wid: str, record_id: str) -> dict[str, Any]:
+        with self._lock:
+            record = project.monitoring.get(wid).records.get(record_id)
+            if record is None:
+                raise NotFound(f"record {record_id} not found")
+            return record
+
+    def delete_records(
+        self, project: Project, wid: str, record_ids: list[str], admin: str
+    ) -> list[str]:
+        """Delete the records of this worklist among ``record_ids``; the ids not found."""
+        with self._lock:
+            worklist = project.monitoring.get(wid)
+            if not project.is_admin(admin):
+                raise AdminNotRegistered(admin)
+            missing = [r for r in record_ids if r not in worklist.records]
+            for rid in record_ids:
+                worklist.records.pop(rid, None)
+            return missing
+
+
+_ENTRY_DEFAULTS = {"aliases": [], "birth_date": "", "details": "", "source": "project watchlist"}
+
+
+def _valid_person(name: Any, birth: Any) -> bool:
+    if not isinstance(name, str) or not name.strip() or not isinstance(birth, str):
+        return False
+    if not _DATE.fullmatch(birth):
+        return False
+    try:
+        date.fromisoformat(birth)
+    except ValueError:
+        return False
+    return True
