@@ -147,6 +147,7 @@ def create_app(service: Service | None = None) -> Starlette:
             Exception: _unexpected,
         },
     )
+    app.router.redirect_slashes = False  # the service does not redirect; neither does the mock
     app.state.service = service or Service()
     app.state.api_families = API_FAMILIES
     return app

@@ -1,0 +1,104 @@
+"""The pytest plugin, as a downstream test suite uses it (pytester: throwaway projects)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+USES_EVERY_FIXTURE = """
+import httpx, pytest
+
+def test_service(idv_service):
+    assert len(idv_service.project("default").store) == 7
+
+def test_server(idv_server):
+    r = httpx.get(idv_server.base_url + "/submission", headers={"x-api-key": idv_server.api_key})
+    assert len(r.json()["Items"]) == 7
+    assert idv_server.base_url.endswith("/v3") and idv_server.admin == "admin@example.com"
+
+def test_client(idv_client):
+    assert idv_client.get("/submission").status_code == 200
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.mark.anyio
+async def test_async_client(idv_async_client):
+    assert (await idv_async_client.get("/submission")).status_code == 200
+
+def test_receiver(idv_service, idv_client, idv_webhook_receiver):
+    sid = idv_service.create_submission("default")["submission_id"]
+    params = {"submission_id": sid, "admin_name": "a@b.co"}
+    idv_client.request("DELETE", "/submission", params=params)
+    assert idv_webhook_receiver.wait_for("delete", 5)["submission_id"] == sid
+"""
+
+
+def test_every_fixture_works_in_a_fresh_project(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nidv_mock_seed_count = 7\n")
+    pytester.makepyfile(test_fixtures=USES_EVERY_FIXTURE)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=5)
+
+
+def test_each_test_starts_from_the_seeded_state(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_add(idv_service, n):
+            store = idv_service.project("default").store
+            assert len(store) == 3
+            idv_service.create_submission("default", {"submission_id": "fixed-id"})
+            assert len(store) == 4
+        """
+    )
+    result = pytester.runpytest("--idv-mock-seed-count", "3")
+    result.assert_outcomes(passed=4)
+
+
+def test_xdist_workers_are_isolated(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import httpx, pytest
+
+        @pytest.mark.parametrize("n", range(8))
+        def test_add_over_http(idv_server, n):
+            url = idv_server.admin_url + "/projects/default/submissions"
+            assert httpx.post(url, json={"submission_id": "same-id"}).status_code == 201
+            r = httpx.get(idv_server.base_url + "/submission", params={"count": "2000"},
+                          headers={"x-api-key": idv_server.api_key})
+            assert len(r.json()["Items"]) == 6
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "--idv-mock-seed-count", "5")
+    result.assert_outcomes(passed=8)
+
+
+def test_options_from_the_environment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("IDV_MOCK_SEED_COUNT", "2")
+    pytester.makepyfile(
+        "def test_count(idv_service):\n    assert len(idv_service.project('default').store) == 2\n"
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_the_same_random_seed_gives_the_same_data(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        "def test_first(idv_service):\n"
+        "    sub = next(iter(idv_service.project('default').store))\n"
+        "    print('FIRST', sub['submission_id'])\n"
+    )
+    runs = [pytester.runpytest_subprocess("-s", "--idv-mock-random-seed", "9") for _ in range(2)]
+    lines = [[ln.split("FIRST")[1] for ln in r.outlines if "FIRST" in ln] for r in runs]
+    assert lines[0] == lines[1] != []
+
+
+def test_marker_is_registered(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--markers")
+    result.stdout.fnmatch_lines(["*idv_scenario(name_or_path)*"])
