@@ -16,7 +16,7 @@ from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.faults import fired_rule, rule_response
 from idv_mock.api.get_submission import get_submission
-from idv_mock.api.http import error_response
+from idv_mock.api.http import error_response, json_response
 from idv_mock.api.patch_submission import patch_submission
 from idv_mock.api.projection import (
     collection_not_allowed,
@@ -120,6 +120,16 @@ def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
     return endpoint
 
 
+async def openapi_json(request: Request) -> Response:
+    """The OpenAPI document; ``?version=3.0`` renders it for tools without 3.1 support."""
+    from idv_mock.openapi import document
+
+    version = request.query_params.get("version", "3.1")
+    if version not in ("3.0", "3.1"):
+        raise ApiError(400, {"message": "version must be 3.0 or 3.1"})
+    return json_response(document(version))
+
+
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
     return error_response(exc)
@@ -139,8 +149,9 @@ def create_app(service: Service | None = None) -> Starlette:
     """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given)."""
     api = [Route(p, api_endpoint(c, r), methods=ALL_METHODS) for p, (c, r) in API_ROUTES.items()]
     control = [Route(p, admin_endpoint(h), methods=ALL_METHODS) for p, h in admin.ROUTES.items()]
+    docs = [Route("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
     app = Starlette(
-        routes=api + control,
+        routes=api + control + docs,
         exception_handlers={
             ApiError: _api_error,
             HTTPException: _http_error,

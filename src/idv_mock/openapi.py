@@ -1,0 +1,226 @@
+"""The OpenAPI document of the /v3 API, generated from ``schemas/`` (no second copy).
+
+Every operation, parameter, request body and response comes from ``schemas/api.json`` and
+the schema files it names; the schema files become ``components/schemas`` (``$defs``
+entries are hoisted as ``<file>.<def>``). OpenAPI 3.1 takes JSON Schema as it is; the 3.0
+rendering rewrites the few keywords 3.0 lacks (``const``, type lists, ``null``), for tools
+such as Prism whose 3.1 support is partial.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from typing import Any
+
+from idv_mock import errors, schemas
+
+TITLE = "Identity Verification Service API v3 (idv-mock)"
+SECURITY = {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}}
+SKIP_KEYS = ("$schema", "$id", "$defs", "title")
+PATH_PARAM = re.compile(r"\{([^}]+)\}")
+ERROR_EXAMPLES = {
+    "/submission": {"GET": errors.GET_SUBMISSION, "PATCH": errors.PATCH_SUBMISSION,
+                    "DELETE": errors.DELETE_SUBMISSION},
+    "/submission/partial": {"DELETE": errors.PARTIAL_DELETE},
+    "/submission/aml": {"POST": errors.AML_SCREENING},
+    "/report/aml": {"GET": errors.AML_REPORT},
+}  # fmt: skip
+
+
+def _component(name: str) -> str:
+    return name.removesuffix(".json")
+
+
+def _rewrite_ref(ref: str, current: str) -> str:
+    """A file-relative ``$ref`` as a reference into ``components/schemas``."""
+    target, _, pointer = ref.partition("#")
+    stem = _component(target or current)
+    if pointer.startswith("/$defs/"):
+        name, _, rest = pointer.removeprefix("/$defs/").partition("/")
+        return f"#/components/schemas/{stem}.{name}" + (f"/{rest}" if rest else "")
+    return f"#/components/schemas/{stem}" + pointer
+
+
+def _rewrite(node: Any, current: str) -> Any:
+    if isinstance(node, dict):
+        out = {k: _rewrite(v, current) for k, v in node.items() if k not in SKIP_KEYS}
+        if "$ref" in node:
+            out["$ref"] = _rewrite_ref(node["$ref"], current)
+        return out
+    if isinstance(node, list):
+        return [_rewrite(v, current) for v in node]
+    return node
+
+
+def _components() -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name, schema in schemas.all_schemas().items():
+        if name == "api.json":
+            continue
+        stem = _component(name)
+        found[stem] = _rewrite(schema, name)
+        if schema.get("title"):
+            found[stem].setdefault("description", schema["title"])
+        for def_name, definition in schema.get("$defs", {}).items():
+            found[f"{stem}.{def_name}"] = _rewrite(definition, name)
+    return found
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{_component(name)}"}
+
+
+def _one_of(names: list[str]) -> dict[str, Any]:
+    return _ref(names[0]) if len(names) == 1 else {"anyOf": [_ref(n) for n in names]}
+
+
+def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    params = [
+        {"name": p, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        for p in PATH_PARAM.findall(path)
+    ]
+    query = op.get("query")
+    if query:
+        schema = schemas.load(query)
+        required = set(schema.get("required", []))
+        for prop, spec in schema["properties"].items():
+            param = {"name": prop, "in": "query", "required": prop in required}
+            params.append({**param, "schema": _rewrite(spec, query)})
+    return params
+
+
+def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
+    names = op.get("body")
+    if not names:
+        return None
+    content: dict[str, Any] = {"application/json": {"schema": _one_of(names)}}
+    if "encrypted_request.json" in names and op["method"] == "PATCH":
+        content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
+    return {"required": True, "content": content}
+
+
+def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for status, names in op["responses"].items():
+        description = "Success" if status.startswith("2") else "Error (api-v3.md section 7)"
+        if op.get("media") and status == "200":
+            media = {op["media"]: {"schema": {"type": "string", "format": "binary"}}}
+            out[status] = {"description": "The AML report (report.pdf)", "content": media}
+            continue
+        body: dict[str, Any] = {"schema": _one_of(names)}
+        example = _example(path, op["method"], int(status))
+        if example is not None:
+            body["example"] = example
+        out[status] = {"description": description, "content": {"application/json": body}}
+    return out
+
+
+def _example(path: str, method: str, status: int) -> Any:
+    family = ERROR_EXAMPLES.get(path, {}).get(method)
+    if family is None and path.startswith("/submission/aml/monitor"):
+        family = errors.MONITORING
+    if family is None and path.startswith("/projection"):
+        family = errors.PROJECTION
+    if family is not None and status >= 400:
+        entry = next((e for e in family.entries if e.status == status), None)
+        if entry is not None:
+            return family.render(entry, entry.message.replace("{}", "example")).body
+    return _SUCCESS_EXAMPLES.get((method, path)) if status < 300 else None
+
+
+_SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
+    ("PATCH", "/submission"): {"message": "success to edit.", "statusCode": 200},
+    ("DELETE", "/submission"): {
+        "message": "success",
+        "content": "Submission 1b0c-example deleted successfully.",
+        "statusCode": 200,
+    },
+    ("POST", "/projection"): {"message": "Create projection success", "projection_id": "p-1"},
+    ("DELETE", "/projection/{projectionId}"): {"message": "Delete projection success"},
+    ("DELETE", "/submission/aml/monitor/{worklistId}"): {"message": "records deleted successfully"},
+}
+
+
+def _operation(op: dict[str, Any], path: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "operationId": _operation_id(op["method"], path),
+        "parameters": _parameters(op, path),
+        "responses": _responses(op, path),
+    }
+    body = _request_body(op)
+    if body is not None:
+        entry["requestBody"] = body
+    return entry
+
+
+def _operation_id(method: str, path: str) -> str:
+    words = [w for w in re.split(r"[/{}]", path) if w]
+    return method.lower() + "".join(w[0].upper() + w[1:] for w in words)
+
+
+@functools.cache
+def _document_31() -> dict[str, Any]:
+    index = schemas.load("api.json")
+    paths: dict[str, Any] = {}
+    for op in index["operations"]:
+        if op["method"] == "*":
+            continue
+        path = op["path"].removeprefix("/v3")
+        paths.setdefault(path, {})[op["method"].lower()] = _operation(op, path)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": TITLE, "version": "3", "description": _DESCRIPTION},
+        "servers": [{"url": "/v3"}],
+        "security": [{"apiKey": []}],
+        "paths": paths,
+        "components": {"schemas": _components(), "securitySchemes": SECURITY},
+    }
+
+
+_DESCRIPTION = (
+    "Generated from the JSON Schemas of idv-mock. Errors answer with HTTP 400 (and the "
+    "statuses of section 7); a missing or wrong x-api-key is answered with each call's own "
+    "error, not 401/403 (403 only for projection calls)."
+)
+
+
+def document(version: str = "3.1") -> dict[str, Any]:
+    """The OpenAPI document, as 3.1 (default) or a 3.0 rendering of the same schemas."""
+    doc = copy.deepcopy(_document_31())
+    if version.startswith("3.0"):
+        doc["openapi"] = "3.0.3"
+        doc["components"]["schemas"] = {
+            k: to_30(v) for k, v in doc["components"]["schemas"].items()
+        }
+        doc["paths"] = to_30(doc["paths"])
+    return doc
+
+
+def to_30(node: Any) -> Any:
+    """Rewrite JSON Schema 2020-12 keywords that OpenAPI 3.0's schema object lacks."""
+    if isinstance(node, list):
+        return [to_30(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: to_30(v) for k, v in node.items() if k not in ("propertyNames", "examples")}
+    if "const" in out:
+        out["enum"] = [out.pop("const")]
+    if isinstance(out.get("type"), list):
+        kinds = [t for t in out.pop("type") if t != "null"]
+        out["nullable"] = True
+        if len(kinds) == 1:
+            out["type"] = kinds[0]
+        else:
+            out["anyOf"] = [{"type": t} for t in kinds]
+    if out.get("type") == "null":
+        return {"nullable": True, "enum": [None]}
+    for key in ("anyOf", "oneOf"):
+        options = out.get(key)
+        if isinstance(options, list) and {"nullable": True, "enum": [None]} in options:
+            out[key] = [o for o in options if o != {"nullable": True, "enum": [None]}]
+            out["nullable"] = True
+    if isinstance(out.get("exclusiveMinimum"), (int, float)) and "type" in out:
+        out["minimum"], out["exclusiveMinimum"] = out["exclusiveMinimum"], True
+    return out

@@ -1,0 +1,79 @@
+"""The OpenAPI document, and machine-checked conformance with Schemathesis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from openapi_spec_validator import validate
+from starlette.testclient import TestClient
+
+from conftest import LiveServer
+from idv_mock import Service, ServiceConfig, openapi, schemas
+
+SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
+# The three checks whose expectation the spec itself contradicts (README, "Conformance").
+EXCLUDED_CHECKS = "ignored_auth,unsupported_method,positive_data_acceptance"
+
+
+@pytest.mark.parametrize("version", ["3.1", "3.0"])
+def test_document_is_valid_openapi(version: str) -> None:
+    validate(openapi.document(version))
+
+
+def test_every_operation_of_the_index_is_documented() -> None:
+    doc = openapi.document()
+    for op in schemas.load("api.json")["operations"]:
+        if op["method"] != "*":
+            path = op["path"].removeprefix("/v3")
+            assert op["method"].lower() in doc["paths"][path], op
+    assert doc["components"]["securitySchemes"]["apiKey"]["name"] == "x-api-key"
+
+
+def test_fields_are_not_copied_but_referenced() -> None:
+    doc = openapi.document()
+    get = doc["paths"]["/submission"]["get"]
+    ok = get["responses"]["200"]["content"]["application/json"]["schema"]
+    assert {"$ref": "#/components/schemas/get_submission_response"} in ok["anyOf"]
+    item = doc["components"]["schemas"]["get_submission_response"]["properties"]["Items"]
+    assert item["items"] == {"$ref": "#/components/schemas/submission_fields"}
+
+
+def test_error_responses_carry_spec_examples() -> None:
+    doc = openapi.document()
+    bad = doc["paths"]["/submission"]["patch"]["responses"]["400"]["content"]["application/json"]
+    assert bad["example"] == {"errorCode": "missing_api_key", "message": "API-Key is required."}
+
+
+def test_3_0_rendering_has_no_3_1_keywords() -> None:
+    text = str(openapi.document("3.0")["components"])
+    assert "'const'" not in text
+    assert "'type': 'null'" not in text
+
+
+def test_served_document_is_the_generated_one(client: TestClient) -> None:
+    assert client.get("/openapi.json").json() == openapi.document()
+    assert client.get("/openapi.json", params={"version": "3.0"}).json()["openapi"] == "3.0.3"
+
+
+@pytest.mark.live
+def test_schemathesis_finds_no_failure(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every operation, positive and negative data, stateful links; all checks but three."""
+    examples = "25" if os.environ.get("CI") else "15"
+    with LiveServer(Service(ServiceConfig(seed_count=20))) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        cmd = [
+            str(SCHEMATHESIS), "run", f"{base}/openapi.json",
+            "--checks", "all", "--exclude-checks", EXCLUDED_CHECKS,
+            "--header", "x-api-key: mock-api-key",
+            "--max-examples", examples, "--seed", "20261122", "--no-color",
+        ]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    summary = [ln for ln in done.stdout.splitlines() if "generated" in ln or "Tested:" in ln]
+    with capsys.disabled():
+        print("\nSchemathesis:", " | ".join(s.strip() for s in summary))
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert "Tested: 13" in done.stdout
