@@ -60,7 +60,7 @@ def test_served_document_is_the_generated_one(client: TestClient) -> None:
 
 
 @pytest.mark.live
-def test_schemathesis_finds_no_failure(capsys: pytest.CaptureFixture[str]) -> None:
+def test_schemathesis_finds_no_failure(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Every operation, positive and negative data, stateful links; all checks but three."""
     examples = "25" if os.environ.get("CI") else "15"
     with LiveServer(Service(ServiceConfig(seed_count=20))) as server:
@@ -71,7 +71,7 @@ def test_schemathesis_finds_no_failure(capsys: pytest.CaptureFixture[str]) -> No
             "--header", "x-api-key: mock-api-key",
             "--max-examples", examples, "--seed", "20261122", "--no-color",
         ]  # fmt: skip
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     summary = [ln for ln in done.stdout.splitlines() if "generated" in ln or "Tested:" in ln]
     with capsys.disabled():
         print("\nSchemathesis:", " | ".join(s.strip() for s in summary))
