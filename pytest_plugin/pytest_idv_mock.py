@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -120,6 +121,27 @@ class IdvServer:
     def admin(self) -> str:
         return self.service.project(self.project_id).admins[0]
 
+    def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
+        """Recorded API calls of the project (path is a glob, e.g. ``/v3/submission*``)."""
+        project = self.service.project(self.project_id)
+        with self.service.lock:
+            return project.journal.find(method, path)
+
+    def assert_called(
+        self, method: str, path: str, *, times: int | None = None, body: Any = None
+    ) -> list[dict[str, Any]]:
+        """Assert matching calls were made; the failure lists the near misses."""
+        found = [c for c in self.requests(method, path) if body is None or c["body"] == body]
+        if (times is None and found) or (times is not None and len(found) == times):
+            return found
+        near = [f"  {c['method']} {c['path']} {c['query']} {c['body']}" for c in self.requests()]
+        want = f"{method} {path}" + (f" with body {body}" if body is not None else "")
+        count = "at least once" if times is None else f"{times} time(s)"
+        raise AssertionError(
+            f"expected {want} {count}, found {len(found)}; calls made:\n"
+            + ("\n".join(near[-20:]) or "  (none)")
+        )
+
     @contextmanager
     def fault(self, rule: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """A fault rule on the project for the duration of a ``with`` block."""
@@ -153,6 +175,19 @@ def _idv_live(_idv_session_service: Service, pytestconfig: pytest.Config) -> Ite
 def idv_server(_idv_live: IdvServer, idv_service: Service) -> IdvServer:
     """A real uvicorn server (one per session), serving the reset ``idv_service``."""
     return _idv_live
+
+
+@pytest.fixture
+def idv_project(_idv_live: IdvServer) -> Iterator[IdvServer]:
+    """A project of its own on the shared server (own key, empty), for isolation without resets."""
+    token = uuid.uuid4().hex[:12]
+    spec = {
+        "project_id": f"test-{token}",
+        "api_key": f"key-{token}",
+        "admins": ["admin@example.com"],
+    }
+    project = _idv_live.service.create_project(spec)
+    yield IdvServer(_idv_live.host, _idv_live.port, _idv_live.service, project.project_id)
 
 
 @pytest.fixture

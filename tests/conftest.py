@@ -16,6 +16,8 @@ from starlette.testclient import TestClient
 from conformance import check_response
 from idv_mock import Service, ServiceConfig, create_app
 
+pytest_plugins = ["pytester"]
+
 API_KEY = "mock-api-key"
 ADMIN = "admin@example.com"
 HEADERS = {"x-api-key": API_KEY}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ["pytester"]
+
 
 USES_EVERY_FIXTURE = """
 import httpx, pytest

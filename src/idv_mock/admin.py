@@ -220,11 +220,31 @@ def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
     return operation
 
 
+def _journal(request: Request, body: dict[str, Any]) -> Any:
+    project = service_of(request).project(_pid(request))
+    method, path = request.query_params.get("method"), request.query_params.get("path")
+    with service_of(request).lock:
+        return {"requests": project.journal.find(method, path)}
+
+
+def _clear_journal(request: Request, body: dict[str, Any]) -> Any:
+    project = service_of(request).project(_pid(request))
+    with service_of(request).lock:
+        return {"removed": project.journal.clear()}
+
+
 ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/reset": {"POST": reset},
     "/__admin/projects": {"GET": list_projects, "POST": create_project},
     "/__admin/projects/{project_id}": {"GET": get_project, "PATCH": update_project},
     "/__admin/projects/{project_id}/submissions": {"POST": create_submission},
+    "/__admin/projects/{project_id}/reset": {
+        "POST": _call(lambda r, b: service_of(r).reset_project(_pid(r)).describe()),
+    },
+    "/__admin/projects/{project_id}/requests": {
+        "GET": _call(_journal),
+        "DELETE": _call(_clear_journal),
+    },
     "/__admin/projects/{project_id}/hosted-submissions": {"POST": hosted_submission},
     "/__admin/projects/{project_id}/webhooks": {"GET": list_webhooks},
     "/__admin/projects/{project_id}/watchlist": {

@@ -128,9 +128,10 @@ class WebhookDispatcher:
             found = [d for d in self._records if project_id in (None, d.project_id)]
         return [d.describe() for d in found]
 
-    def clear(self) -> None:
+    def clear(self, project_id: str | None = None) -> None:
+        """Forget the delivery records (of one project, or all)."""
         with self._lock:
-            self._records = []
+            self._records = [r for r in self._records if project_id not in (None, r.project_id)]
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Block until no delivery is in flight (for tests and demos); False on timeout."""

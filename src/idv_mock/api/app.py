@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
@@ -11,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from idv_mock import admin, errors
-from idv_mock.api import monitoring
+from idv_mock.api import journaling, monitoring
 from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.faults import fired_rule, rule_response
@@ -98,13 +99,22 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
     """One endpoint per path: fault rules first, then the method's handler, else a 405."""
     allow = ", ".join(calls)
 
-    async def endpoint(request: Request) -> Response:
+    async def answer(request: Request) -> Response:
         if request.method not in calls:
             raise _not_allowed(allow, refusal)
         handler, family = calls[request.method]
         rule = await fired_rule(request, family)
         faulted = rule_response(rule, family) if rule is not None else None
         return faulted if faulted is not None else await handler(request)
+
+    async def endpoint(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            response = await answer(request)
+        except ApiError as exc:
+            response = error_response(exc)
+        await journaling.record(request, response, started)
+        return response
 
     return endpoint
 

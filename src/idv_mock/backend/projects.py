@@ -9,6 +9,7 @@ from idv_mock import schemas
 from idv_mock.backend.aml import AmlState
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.faults import FaultRules
+from idv_mock.backend.journal import Journal
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.store import SubmissionStore
@@ -29,6 +30,7 @@ class Project:
     projections: Projections = field(default_factory=Projections)
     aml: AmlState = field(default_factory=AmlState)
     monitoring: Monitoring = field(default_factory=Monitoring)
+    journal: Journal = field(default_factory=Journal)
 
     @classmethod
     def from_input(cls, spec: dict[str, Any], created_at: str) -> Project:
