@@ -22,9 +22,9 @@ serve: $(VENV)/.installed
 	$(BIN)/idv-mock serve $(SERVE_ARGS)
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
-	$(BIN)/mypy --strict src
+	$(BIN)/ruff check src tests pytest_plugin
+	$(BIN)/ruff format --check src tests pytest_plugin
+	$(BIN)/mypy --strict src pytest_plugin
 
 test: lint
 	$(BIN)/pytest -q -n 2

@@ -637,7 +637,7 @@ def test_duplicate_watchlist_entry_id_is_refused(client: TestClient, entry_id: s
     add_entry(client, "P-1", MARROWBY)
     before = client.get(WATCHLIST).json()
     r = client.post(WATCHLIST, json={"entry_id": entry_id, "list": "pep", **MARROWBY})
-    assert r.status_code == 400
+    assert r.status_code == 409
     assert client.get(WATCHLIST).json() == before
 
 

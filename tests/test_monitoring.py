@@ -566,7 +566,7 @@ def test_list_worklists(client: TestClient, service: Service, rid: str, other_wi
 def test_duplicate_worklist(client: TestClient, service: Service, wid: str) -> None:
     before = snapshot(service)
     r = client.post(f"{CONTROL}/worklists", json={"id": wid, "name": "again"})
-    assert r.status_code == 400, r.text
+    assert r.status_code == 409, r.text
     assert snapshot(service) == before
 
 

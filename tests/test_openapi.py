@@ -77,3 +77,16 @@ def test_schemathesis_finds_no_failure(capsys: pytest.CaptureFixture[str], tmp_p
         print("\nSchemathesis:", " | ".join(s.strip() for s in summary))
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "Tested: 13" in done.stdout
+
+
+@pytest.mark.parametrize("version", ["3.1", "3.0"])
+def test_cli_prints_a_valid_document(version: str) -> None:
+    cmd = [sys.executable, "-m", "idv_mock.cli", "openapi", "--openapi-version", version]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)
+    validate(__import__("json").loads(done.stdout))
+
+
+def test_cli_verify_is_wired() -> None:
+    cmd = [sys.executable, "-m", "idv_mock.cli", "verify", "--help"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)
+    assert "--base-url" in done.stdout

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-
-
 USES_EVERY_FIXTURE = """
 import httpx, pytest
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+import orjson
+
 from idv_mock import crypto
 
 
@@ -39,6 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--webhook-url", default=None, help="the default project's webhook URL (none)"
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (warning)")
+    serve.add_argument(
+        "--scenario",
+        metavar="FILE",
+        default=None,
+        help="start with the given state of a scenario file (or built-in scenario name)",
+    )
     receive = sub.add_parser("receive", help="a local webhook receiver that prints what arrives")
     receive.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     receive.add_argument("--port", type=int, default=9000, help="port to bind (9000)")
@@ -49,18 +57,71 @@ def build_parser() -> argparse.ArgumentParser:
     crypto_cmd.add_argument(
         "--key-derivation", choices=crypto.KEY_DERIVATIONS, default="sha256", help="(sha256)"
     )
+    scenario = sub.add_parser("scenario", help="run a scenario file's steps and check them")
+    scenario_sub = scenario.add_subparsers(dest="action", required=True)
+    scenario_run = scenario_sub.add_parser("run", help="run FILE in-process or against a server")
+    scenario_run.add_argument("file", metavar="FILE", help="a scenario file or built-in name")
+    scenario_run.add_argument(
+        "--base-url", default=None, help="a live server, e.g. http://127.0.0.1:8080/v3 (none)"
+    )
+    scenario_run.add_argument("--api-key", default=None, help="the default project's API key")
+    scenario_run.add_argument(
+        "--reset", action="store_true", help="POST /__admin/reset on the live server first"
+    )
+    openapi_cmd = sub.add_parser("openapi", help="print the OpenAPI document (JSON)")
+    openapi_cmd.add_argument(
+        "--openapi-version", choices=("3.1", "3.0"), default="3.1", help="(3.1)"
+    )
+    sub.add_parser(
+        "verify",
+        add_help=False,
+        help="read-only conformance probe of any deployment (idv-mock verify --help)",
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["verify"]:
+        from idv_mock import verify
+
+        return verify.main(argv[1:])
     args = build_parser().parse_args(argv)
+    if args.command == "openapi":
+        from idv_mock.openapi import document
+
+        print(orjson.dumps(document(args.openapi_version), option=orjson.OPT_INDENT_2).decode())
+        return 0
     if args.command == "serve":
         return serve(args)
     if args.command == "receive":
         from idv_mock.receiver import run
 
         return run(args.host, args.port, args.api_key)
+    if args.command == "scenario":
+        return run_scenario(args)
     return run_crypto(args)
+
+
+def run_scenario(args: argparse.Namespace) -> int:
+    """``idv-mock scenario run``: PASS/FAIL per step; 1 on a failure, 2 on a malformed file."""
+    from idv_mock import scenarios
+
+    try:
+        scenario = scenarios.load(scenarios.find(args.file))
+    except scenarios.ScenarioError as exc:
+        print(f"idv-mock scenario: {exc}", file=sys.stderr)
+        return 2
+    where = args.base_url or "in-process"
+    print(f"scenario: {scenario.name} ({scenario.file}, {where})", flush=True)
+    results = scenarios.run(
+        scenario, base_url=args.base_url, api_key=args.api_key, reset=args.reset
+    )
+    for result in results:
+        print(result, flush=True)
+    failed = sum(not r.passed for r in results)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    return 1 if failed else 0
 
 
 def run_crypto(args: argparse.Namespace) -> int:
@@ -95,12 +156,24 @@ def serve(args: argparse.Namespace) -> int:
         options=options,
         clock_mode=args.clock,
     )
-    app = create_app(Service(config))
+    service = Service(config)
+    if args.scenario:
+        from idv_mock import scenarios
+
+        try:
+            scenario = scenarios.load(scenarios.find(args.scenario))
+            scenarios.apply_given(service, scenario)
+        except scenarios.ScenarioError as exc:
+            print(f"idv-mock serve: {exc}", file=sys.stderr)
+            return 2
+    app = create_app(service)
     print(f"idv-mock serving http://{args.host}:{args.port}/v3", flush=True)
     print(f"  api key: {args.api_key}   admin: {', '.join(admins)}", flush=True)
     print(
         f"  project: default ({args.seed_count} submissions, seed {args.random_seed})", flush=True
     )
+    if args.scenario:
+        print(f"  scenario: {scenario.name} ({scenario.file})", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 

@@ -16,6 +16,7 @@ from idv_mock.backend import aml, events
 from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
+    Conflict,
     InvalidCountry,
     InvalidInput,
     NotFound,
@@ -111,7 +112,7 @@ class ScreeningOperations:
         with self._lock:
             project = self.project(project_id)
             if project.aml.entry(spec["entry_id"]) is not None:
-                raise InvalidInput(f"entry {spec['entry_id']} exists already")
+                raise Conflict(f"entry {spec['entry_id']} exists already")
             entry = screening.Entry.from_json({**_ENTRY_DEFAULTS, **spec})
             project.aml.entries.append(entry)
             return entry.to_json()
@@ -146,7 +147,7 @@ class ScreeningOperations:
             project = self.project(project_id)
             wid = spec.get("id") or self.factory.uuid()
             if wid in project.monitoring.worklists:
-                raise InvalidInput(f"worklist {wid} exists already")
+                raise Conflict(f"worklist {wid} exists already")
             active = bool(spec.get("active", True))
             worklist = Worklist(wid, spec["name"], active, iso(self.clock.now()))
             return project.monitoring.add(worklist).describe()
