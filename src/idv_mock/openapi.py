@@ -161,18 +161,23 @@ def _operation_id(method: str, path: str) -> str:
 
 
 @functools.cache
-def _document_31() -> dict[str, Any]:
+def _document_31(control: bool = False) -> dict[str, Any]:
+    """With ``control``, the control API too, and full paths from the server's root."""
     index = schemas.load("api.json")
+    ops = index["operations"] + (index["admin_operations"] if control else [])
     paths: dict[str, Any] = {}
-    for op in index["operations"]:
+    for op in ops:
         if op["method"] == "*":
             continue
-        path = op["path"].removeprefix("/v3")
-        paths.setdefault(path, {})[op["method"].lower()] = _operation(op, path)
+        path = op["path"] if control else op["path"].removeprefix("/v3")
+        operation = _operation(op, op["path"].removeprefix("/v3"))
+        if op["path"].startswith("/__admin") or op["path"] == "/openapi.json":
+            operation["security"] = []  # the control API takes no key
+        paths.setdefault(path, {})[op["method"].lower()] = operation
     return {
         "openapi": "3.1.0",
         "info": {"title": TITLE, "version": "3", "description": _DESCRIPTION},
-        "servers": [{"url": "/v3"}],
+        "servers": [{"url": "/" if control else "/v3"}],
         "security": [{"apiKey": []}],
         "paths": paths,
         "components": {"schemas": _components(), "securitySchemes": SECURITY},
@@ -186,9 +191,13 @@ _DESCRIPTION = (
 )
 
 
-def document(version: str = "3.1") -> dict[str, Any]:
-    """The OpenAPI document, as 3.1 (default) or a 3.0 rendering of the same schemas."""
-    doc = copy.deepcopy(_document_31())
+def document(version: str = "3.1", *, control: bool = False) -> dict[str, Any]:
+    """The OpenAPI document, as 3.1 (default) or a 3.0 rendering of the same schemas.
+
+    ``control`` adds the control API (``/__admin``), for a validating proxy in front of
+    the whole server.
+    """
+    doc = copy.deepcopy(_document_31(control))
     if version.startswith("3.0"):
         doc["openapi"] = "3.0.3"
         doc["components"]["schemas"] = {

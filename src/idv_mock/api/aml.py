@@ -48,6 +48,8 @@ def _screening_body(raw: bytes) -> tuple[str, int | None]:
     if not isinstance(body, dict):
         raise AML_SCREENING.error("invalid_payload")
     threshold = body.get("amlThreshold")
+    if isinstance(threshold, float) and threshold.is_integer():
+        threshold = int(threshold)  # JSON Schema's integer: 50.0 is 50
     valid_threshold = isinstance(threshold, int) and not isinstance(threshold, bool)
     if threshold is not None and not (valid_threshold and 0 <= threshold <= 100):
         raise AML_SCREENING.error("invalid_payload")
