@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -39,6 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--webhook-url", default=None, help="the default project's webhook URL (none)"
+    )
+    serve.add_argument(
+        "--state-file",
+        default=None,
+        help="load the state from this file at start (if present), save it on shutdown (none)",
+    )
+    serve.add_argument(
+        "--save-interval",
+        type=float,
+        default=30.0,
+        help="with --state-file: also save every N seconds; 0 saves on shutdown only (30)",
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (warning)")
     serve.add_argument(
@@ -174,8 +188,41 @@ def serve(args: argparse.Namespace) -> int:
     )
     if args.scenario:
         print(f"  scenario: {scenario.name} ({scenario.file})", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    if args.state_file is None:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+        return 0
+    return _serve_with_state(args, service, app)
+
+
+def _serve_with_state(args: argparse.Namespace, service: Any, app: Any) -> int:
+    """Load the state file (refusing a foreign one), save it periodically and on shutdown."""
+    import uvicorn
+
+    from idv_mock import persistence
+
+    path = Path(args.state_file)
+    try:
+        loaded = persistence.load(service, path)
+    except persistence.StateFileError as exc:
+        print(f"idv-mock serve: {exc}", file=sys.stderr)
+        return 2
+    print(f"  state file: {path} ({'loaded' if loaded else 'new'})", flush=True)
+    saver = persistence.PeriodicSaver(service, path, args.save_interval).start()
+    # uvicorn shuts down on SIGINT/SIGTERM and then re-raises the signal: make both end in
+    # an exception here, so the final save below runs instead of the default handler.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        saver.stop()
+        persistence.save(service, path)
     return 0
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 if __name__ == "__main__":

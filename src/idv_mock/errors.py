@@ -257,6 +257,7 @@ GENERIC = Family(
     (
         Entry("not_found", "Not Found", 404),
         Entry("method_not_allowed", "Method Not Allowed", 405),
+        Entry("payload_too_large", "Request body too large (limit 1 MiB)", 413),
         Entry("internal_error", INTERNAL, 500),
     ),
 )

@@ -28,7 +28,7 @@ from idv_mock.api.projection import (
     list_projections,
 )
 from idv_mock.backend import Service
-from idv_mock.errors import GENERIC, ApiError, Family
+from idv_mock.errors import GENERIC, RATE_LIMIT, ApiError, Family
 
 Handler = Callable[[Request], Awaitable[Response]]
 Refusal = Callable[[], ApiError]
@@ -102,6 +102,7 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
     async def answer(request: Request) -> Response:
         if request.method not in calls:
             raise _not_allowed(allow, refusal)
+        _check_limits(request)
         handler, family = calls[request.method]
         rule = await fired_rule(request, family)
         faulted = rule_response(rule, family) if rule is not None else None
@@ -117,6 +118,29 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
         return response
 
     return endpoint
+
+
+MAX_BODY = 1024 * 1024
+
+
+def _check_limits(request: Request) -> None:
+    """The body size limit (413) and the project's rate limit (429, gaps.md "Limits")."""
+    length = request.headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > MAX_BODY:
+        raise GENERIC.error("payload_too_large")
+    service = request.app.state.service
+    project = service.project_for_key(request.headers.get("x-api-key") or "")
+    if project is not None:
+        with service.lock:
+            allowed = project.allow_call()
+        if not allowed:
+            raise _throttled()
+
+
+def _throttled() -> ApiError:
+    error = RATE_LIMIT.error("too_many_requests")
+    error.headers["Retry-After"] = "1"
+    return error
 
 
 def admin_endpoint(handlers: dict[str, Handler]) -> Handler:

@@ -12,6 +12,7 @@ from idv_mock.backend.faults import FaultRules
 from idv_mock.backend.journal import Journal
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
+from idv_mock.backend.ratelimit import TokenBucket
 from idv_mock.backend.store import SubmissionStore
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
@@ -31,6 +32,16 @@ class Project:
     aml: AmlState = field(default_factory=AmlState)
     monitoring: Monitoring = field(default_factory=Monitoring)
     journal: Journal = field(default_factory=Journal)
+    bucket: TokenBucket | None = None
+
+    def allow_call(self) -> bool:
+        """Whether the project's rate limit (option ``rate_limit_per_second``) lets a call in."""
+        rate = self.options.get("rate_limit_per_second")
+        if not rate:
+            return True
+        if self.bucket is None or self.bucket.rate != rate:
+            self.bucket = TokenBucket(float(rate))
+        return self.bucket.allow()
 
     @classmethod
     def from_input(cls, spec: dict[str, Any], created_at: str) -> Project:

@@ -1,0 +1,26 @@
+"""Per-project rate limiting (gaps.md "Limits": off unless the option is set)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class TokenBucket:
+    """``rate`` calls per second on average, bursts up to ``rate`` calls."""
+
+    rate: float
+    tokens: float = -1.0
+    stamp: float = field(default_factory=time.monotonic)
+
+    def allow(self, now: float | None = None) -> bool:
+        now = time.monotonic() if now is None else now
+        if self.tokens < 0:
+            self.tokens = self.rate
+        self.tokens = min(self.rate, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False

@@ -1,0 +1,103 @@
+"""``idv-mock serve --state-file``: load, periodic and shutdown saves, kill -9, refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import free_port
+from idv_mock import Service, ServiceConfig, persistence
+
+pytestmark = pytest.mark.live
+
+
+def start(state: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "idv_mock.cli", "serve", "--port", str(port),
+           "--seed-count", "3", "--state-file", str(state), *extra]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            httpx.get(base + "/__admin/projects", timeout=1)
+            return proc, base
+        except httpx.TransportError:
+            time.sleep(0.1)
+    out = proc.communicate(timeout=10)[0]
+    raise RuntimeError(out)
+
+
+def stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> str:
+    proc.send_signal(sig)
+    return proc.communicate(timeout=15)[0]
+
+
+def add(base: str, userid: str) -> str:
+    r = httpx.post(base + "/__admin/projects/default/submissions", json={"userid": userid})
+    return str(r.json()["submission_id"])
+
+
+def test_state_survives_a_restart(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    proc, base = start(state, "--save-interval", "0")
+    sid = add(base, "kept")
+    stop(proc)
+    proc, base = start(state, "--save-interval", "0")
+    r = httpx.get(base + "/v3/submission", params={"userid": "kept"},
+                  headers={"x-api-key": "mock-api-key"})  # fmt: skip
+    stop(proc, signal.SIGINT)
+    assert [i["submission_id"] for i in r.json()["Items"]] == [sid]
+
+
+def test_kill_9_loses_at_most_the_last_interval(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    proc, base = start(state, "--save-interval", "0.3")
+    sid = add(base, "saved")
+    time.sleep(1.0)
+    proc.kill()
+    proc.communicate(timeout=10)
+    doc = json.loads(state.read_text())  # a complete document, never half written
+    subs = doc["projects"][0]["submissions"]
+    assert sid in {s["submission_id"] for s in subs}
+    assert not list(tmp_path.glob(".state.json.*.tmp"))
+
+
+@pytest.mark.parametrize("content", [b"{not json", b'{"hello": "world"}', b"\x00\xff"])
+def test_a_corrupt_or_foreign_file_is_refused_and_kept(tmp_path: Path, content: bytes) -> None:
+    state = tmp_path / "state.json"
+    state.write_bytes(content)
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "idv_mock.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--state-file",
+        str(state),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "not overwriting it" in done.stderr
+    assert state.read_bytes() == content
+
+
+def test_save_is_atomic_and_loads_back(tmp_path: Path) -> None:
+    service = Service(ServiceConfig(seed_count=4))
+    path = tmp_path / "s.json"
+    persistence.save(service, path)
+    other = Service(ServiceConfig(seed_count=0, random_seed=5))
+    assert persistence.load(other, path)
+    assert other.export_state() == service.export_state()
+    assert os.listdir(tmp_path) == ["s.json"]
+    assert persistence.load(other, tmp_path / "missing.json") is False
