@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -182,3 +183,40 @@ def test_python_api(service: Service) -> None:
     )
     assert service.faults("default") == [rule]
     assert service.remove_faults("default") == 1
+
+
+@pytest.mark.live
+def test_network_faults_over_real_http(service: Service) -> None:
+    from conftest import LiveServer
+
+    with LiveServer(service) as server, httpx.Client(timeout=10) as http:
+        url = f"http://127.0.0.1:{server.port}/v3/submission"
+        headers = {"x-api-key": "mock-api-key"}
+
+        def once(kind: str) -> None:
+            service.add_fault(
+                "default", {"match": {"path": "/v3/submission"}, "fault": kind, "times": 1}
+            )
+
+        once("malformed_json")
+        r = http.get(url, headers=headers)
+        assert r.status_code == 200 and r.headers["x-idv-mock-fault"]
+        with pytest.raises(ValueError):
+            r.json()
+        once("empty_response")
+        assert http.get(url, headers=headers).content == b""
+        once("connection_reset")
+        with pytest.raises(httpx.TransportError):
+            http.get(url, headers=headers)
+        assert http.get(url, headers=headers).status_code == 200  # the server is still up
+
+
+def test_network_fault_with_a_delay_and_a_catalogue_error_are_exclusive(client: TestClient) -> None:
+    rule = {
+        "match": {"path": "/v3/submission"},
+        "fault": "malformed_json",
+        "error": "invalid_admin",
+    }
+    assert client.post(FAULTS, json=rule).status_code == 400
+    ok = {"match": {"path": "/v3/submission"}, "fault": "empty_response", "delay_ms": 10}
+    assert client.post(FAULTS, json=ok).status_code == 201

@@ -66,7 +66,33 @@ def rule_response(rule: FaultRule, family: Family) -> Response | None:
         error = catalogue_error(family, spec["error"])
         error.headers[FAULT_HEADER] = rule.id
         raise error
+    if "fault" in spec:
+        return BrokenResponse(str(spec["fault"]), rule.id)
     return None
+
+
+class ConnectionAborted(BaseException):
+    """Raised past Starlette's handlers so the server drops the connection mid-response."""
+
+
+class BrokenResponse(Response):
+    """A response that breaks the way networks and overloaded services do."""
+
+    TRUNCATED = b'{"Items": [{"submission_id": "'
+
+    def __init__(self, kind: str, rule_id: str) -> None:
+        body = self.TRUNCATED if kind == "malformed_json" else b""
+        super().__init__(body, 200, {FAULT_HEADER: rule_id}, "application/json")
+        self.kind = kind
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.kind != "connection_reset":
+            await super().__call__(scope, receive, send)
+            return
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"1024")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b'{"Items": [', "more_body": True})
+        raise ConnectionAborted("fault rule: connection_reset")
 
 
 def unknown_errors(spec: dict[str, Any], routes: dict[str, dict[str, Family]]) -> list[str]:
