@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -96,6 +99,26 @@ def http(live: LiveServer) -> Iterator[httpx.Client]:
         timeout=10,
     ) as c:
         yield c
+
+
+def _summary_file(controller_pid: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"idv-mock-test-summary-{controller_pid}.txt"
+
+
+def report_summary(line: str) -> None:
+    """A line for the end of the test run's output (from xdist workers too)."""
+    in_worker = "PYTEST_XDIST_WORKER" in os.environ
+    path = _summary_file(os.getppid() if in_worker else os.getpid())
+    with path.open("a") as out:
+        out.write(line + "\n")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    path = _summary_file(os.getpid())
+    if path.exists():
+        for line in path.read_text().splitlines():
+            terminalreporter.write_line(line)
+        path.unlink()
 
 
 def snapshot(service: Service) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from openapi_spec_validator import validate
 from starlette.testclient import TestClient
 
-from conftest import LiveServer
+from conftest import LiveServer, report_summary
 from idv_mock import Service, ServiceConfig, openapi, schemas
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
@@ -72,9 +73,9 @@ def test_schemathesis_finds_no_failure(capsys: pytest.CaptureFixture[str], tmp_p
             "--max-examples", examples, "--seed", "20261122", "--no-color",
         ]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    summary = [ln for ln in done.stdout.splitlines() if "generated" in ln or "Tested:" in ln]
-    with capsys.disabled():
-        print("\nSchemathesis:", " | ".join(s.strip() for s in summary))
+    lines = done.stdout.splitlines()
+    summary = [ln.strip() for ln in lines if "Tested:" in ln or re.search(r"\d+ generated", ln)]
+    report_summary("Schemathesis: " + " | ".join(summary))
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "Tested: 13" in done.stdout
 
