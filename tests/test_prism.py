@@ -2,9 +2,10 @@
 
 Every scenario's requests go through ``prism proxy`` (given the OpenAPI document of the
 whole server, control API included) to a live mock; the scenario must pass and Prism must
-report no response violation. Requests that break the contract on purpose (the negative
-steps) are Prism *request* violations, which is expected. ``.ci/run`` installs Prism
-(npm ``@stoplight/prism-cli``); elsewhere the test is skipped with the reason.
+report no violation: no response violation at all, and no request violation for a
+request the mock accepted (2xx) — the negative steps break the contract on purpose, and
+a request violation there is the point. ``.ci/run`` installs Prism (npm
+``@stoplight/prism-cli``); elsewhere the test is skipped with the reason.
 """
 
 from __future__ import annotations
@@ -72,9 +73,37 @@ def _wait_for(url: str, proc: subprocess.Popen[bytes]) -> None:
 @pytest.mark.parametrize("name", sorted(set(scenarios.builtins()) - OUTSIDE_THE_CONTRACT))
 def test_scenario_through_prism(prism: tuple[str, Path], name: str) -> None:
     base_url, log = prism
-    before = log.read_text().count("\n")
-    results = scenarios.run(scenarios.builtin(name), base_url=base_url, reset=True)
+    seen = [len(log.read_text().splitlines())]
+    problems: list[str] = []
+
+    def after_each(response: httpx.Response) -> None:
+        time.sleep(0.05)  # Prism logs a request's violations as it answers it
+        lines = log.read_text().splitlines()
+        fresh, seen[0] = lines[seen[0] :], len(lines)
+        call = f"{response.request.method} {response.request.url.path} -> {response.status_code}"
+        for line in fresh:
+            accepted = 200 <= response.status_code < 300
+            if "Violation: response" in line or ("Violation: request" in line and accepted):
+                problems.append(f"{call}: {line.split('Violation:')[1].strip()}")
+
+    results = scenarios.run(
+        scenarios.builtin(name), base_url=base_url, reset=True, on_response=after_each
+    )
     assert all(r.passed for r in results), "\n".join(str(r) for r in results)
-    lines = log.read_text().splitlines()[before:]
-    violations = [ln for ln in lines if "Violation: response" in ln]
-    assert violations == []
+    assert problems == []
+
+
+def test_prism_reports_a_broken_response(prism: tuple[str, Path]) -> None:
+    """The check above can fail: a fault rule answering a wrong shape is a violation."""
+    base_url, log = prism
+    admin = base_url.removesuffix("/v3") + "/__admin/projects/default/faults"
+    rule = {"match": {"path": "/v3/submission"}, "respond": {"status": 200, "body": {"Items": 5}}}
+    httpx.post(admin, json=rule).raise_for_status()
+    try:
+        before = len(log.read_text().splitlines())
+        httpx.get(base_url + "/submission", headers={"x-api-key": "mock-api-key"})
+        time.sleep(0.3)
+        fresh = log.read_text().splitlines()[before:]
+        assert any("Violation: response" in line for line in fresh), fresh
+    finally:
+        httpx.delete(admin)

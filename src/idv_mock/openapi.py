@@ -143,6 +143,30 @@ _SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
 }
 
 
+# OpenAPI links: where a response's id feeds the next call (Schemathesis' stateful tests)
+LINKS: dict[tuple[str, str], dict[str, Any]] = {
+    ("POST", "/projection"): {
+        "GetProjection": {
+            "operationId": "getProjectionProjectionId",
+            "parameters": {"projectionId": "$response.body#/projection_id"},
+        },
+        "DeleteProjection": {
+            "operationId": "deleteProjectionProjectionId",
+            "parameters": {"projectionId": "$response.body#/projection_id"},
+        },
+    },
+    ("POST", "/submission/aml/monitor/{worklistId}"): {
+        "GetRecord": {
+            "operationId": "getSubmissionAmlMonitorWorklistIdRecordId",
+            "parameters": {
+                "worklistId": "$request.path.worklistId",
+                "recordId": "$response.body#/successResults/0/recordIds/0",
+            },
+        },
+    },
+}
+
+
 def _operation(op: dict[str, Any], path: str) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "operationId": _operation_id(op["method"], path),
@@ -152,6 +176,9 @@ def _operation(op: dict[str, Any], path: str) -> dict[str, Any]:
     body = _request_body(op)
     if body is not None:
         entry["requestBody"] = body
+    links = LINKS.get((op["method"], path))
+    if links and "200" in entry["responses"]:
+        entry["responses"]["200"]["links"] = links
     return entry
 
 
