@@ -19,6 +19,7 @@ import os
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -144,12 +145,20 @@ class IdvServer:
 
     @contextmanager
     def fault(self, rule: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """A fault rule on the project for the duration of a ``with`` block."""
-        added = self.service.add_fault(self.project_id, rule)
+        """A fault rule on the project for the duration of a ``with`` block.
+
+        Added through the control API, so a rule naming an error the matched calls do not
+        have is refused here rather than silently never firing.
+        """
+        faults = f"{self.admin_url}/projects/{self.project_id}/faults"
+        response = httpx.post(faults, json=rule)
+        if response.status_code != 201:
+            raise ValueError(f"fault rule refused: {response.text}")
+        added: dict[str, Any] = response.json()
         try:
             yield added
         finally:
-            self.service.remove_faults(self.project_id, added["id"])
+            httpx.delete(f"{faults}/{added['id']}")
 
 
 @pytest.fixture(scope="session")
@@ -177,9 +186,14 @@ def idv_server(_idv_live: IdvServer, idv_service: Service) -> IdvServer:
     return _idv_live
 
 
+RESETTING = ("idv_service", "idv_server", "idv_client", "idv_async_client", "idv_webhook_receiver")
+
+
 @pytest.fixture
-def idv_project(_idv_live: IdvServer) -> Iterator[IdvServer]:
+def idv_project(_idv_live: IdvServer, request: pytest.FixtureRequest) -> Iterator[IdvServer]:
     """A project of its own on the shared server (own key, empty), for isolation without resets."""
+    if any(name in request.fixturenames for name in RESETTING):
+        request.getfixturevalue("idv_service")  # reset first, so it cannot remove this project
     token = uuid.uuid4().hex[:12]
     spec = {
         "project_id": f"test-{token}",
@@ -193,7 +207,9 @@ def idv_project(_idv_live: IdvServer) -> Iterator[IdvServer]:
 @pytest.fixture
 def idv_client(idv_service: Service) -> Iterator[httpx.Client]:
     """A synchronous client of the in-process app, base URL ending in /v3, API key set."""
-    from starlette.testclient import TestClient
+    with warnings.catch_warnings():  # Starlette 1.x suggests its httpx2 fork; httpx works
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
 
     key = idv_service.project("default").api_key
     with TestClient(

@@ -152,3 +152,15 @@ def test_status_cannot_be_set_on_creation(raw_client: TestClient) -> None:
         "/__admin/projects/default/submissions", json={"status": "Deleted Submission"}
     )
     assert r.status_code == 400
+
+
+def test_bad_webhook_url_and_watchlist_overrides_are_400(raw_client: TestClient) -> None:
+    r = raw_client.patch(
+        "/__admin/projects/default", json={"options": {"webhook_url": "http://[::1/"}}
+    )
+    assert r.status_code == 400
+    body = {"entry_id": "WL-0001", "overrides": {"data": "x"}}
+    assert (
+        raw_client.post("/__admin/projects/default/watchlist-submissions", json=body).status_code
+        == 400
+    )

@@ -220,3 +220,49 @@ def test_network_fault_with_a_delay_and_a_catalogue_error_are_exclusive(client: 
     assert client.post(FAULTS, json=rule).status_code == 400
     ok = {"match": {"path": "/v3/submission"}, "fault": "empty_response", "delay_ms": 10}
     assert client.post(FAULTS, json=ok).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "error"),
+    [
+        ("GET", "/v3/submission/aml/monitor/*/*", "all_submissions_failed"),
+        ("POST", "/v3/submission/aml/monitor/*", "invalide_worklist"),
+        ("GET", "/v3/submission/aml/monitor/*/*", "Worklist is inactive"),
+    ],
+)
+def test_monitoring_errors_belong_to_their_own_call(
+    client: TestClient, method: str, path: str, error: str
+) -> None:
+    rule = {"match": {"method": method, "path": path}, "error": error}
+    assert client.post(FAULTS, json=rule).status_code == 400
+
+
+def test_faulted_monitoring_errors_carry_their_whole_body(client: TestClient) -> None:
+    add_rule(client, {"match": {"method": "POST", "path": "/v3/submission/aml/monitor/*"},
+                      "error": "all_submissions_failed"})  # fmt: skip
+    add_rule(client, {"match": {"method": "DELETE", "path": "/v3/submission/aml/monitor/*"},
+                      "error": "invalid_record"})  # fmt: skip
+    body = {"submissionIds": ["x"], "admin": "admin@example.com"}
+    r = client.post("/v3/submission/aml/monitor/w", json=body)
+    assert r.status_code == 500
+    assert r.json() == {
+        "errorCode": "all_submissions_failed", "errorMessage": "All submissions failed",
+        "success": False, "successCount": 0, "failedCount": 0,
+        "successResults": [], "failedResults": [],
+    }  # fmt: skip
+    r = client.request(
+        "DELETE", "/v3/submission/aml/monitor/w", json={"admin": "a", "recordIds": ["r"]}
+    )
+    assert r.json()["errorMessage"] == "Some records do not exist"
+    assert r.json()["details"][0]["error"]["code"] == "MAPI-001"
+
+
+@pytest.mark.parametrize(
+    "respond",
+    [{"status": 204, "body": {"a": 1}}, {"status": 200, "headers": {"Content-Length": "9"}}],
+)
+def test_responses_the_server_cannot_send_are_refused(
+    client: TestClient, respond: dict[str, Any]
+) -> None:
+    rule = {"match": {"path": "/v3/submission"}, "respond": respond}
+    assert client.post(FAULTS, json=rule).status_code == 400

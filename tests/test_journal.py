@@ -119,6 +119,20 @@ def test_own_project_a(idv_project):
     url = idv_project.admin_url + f"/projects/{idv_project.project_id}/submissions"
     assert httpx.post(url, json={"submission_id": "same"}).status_code == 201
 
+def test_own_project_next_to_the_resetting_fixtures(idv_project, idv_server, idv_client):
+    r = httpx.get(idv_project.base_url + "/submission", headers={"x-api-key": idv_project.api_key})
+    assert r.json() == {"Items": []}
+    key = {"x-api-key": idv_project.api_key}
+    with idv_project.fault({"match": {"path": "/v3/submission"}, "error": "invalid_admin"}):
+        r = httpx.get(idv_project.base_url + "/submission", headers=key)
+        assert r.json()["errorCode"] == "invalid_admin"
+
+def test_a_misspelled_fault_error_is_refused(idv_server):
+    import pytest
+    typo = {"match": {"path": "/v3/submission"}, "error": "Data Procesing Error."}
+    with pytest.raises(ValueError), idv_server.fault(typo):
+        pass
+
 def test_own_project_b(idv_project):
     r = httpx.get(idv_project.base_url + "/submission", headers={"x-api-key": idv_project.api_key})
     assert r.json() == {"Items": []}
@@ -127,4 +141,27 @@ def test_own_project_b(idv_project):
 
 def test_plugin_verification_and_own_projects(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_it=PLUGIN_TEST)
-    pytester.runpytest_subprocess("--idv-mock-seed-count", "3").assert_outcomes(passed=3)
+    pytester.runpytest_subprocess("--idv-mock-seed-count", "3").assert_outcomes(passed=5)
+
+
+def test_empty_filters_filter_nothing(client: TestClient) -> None:
+    client.get("/v3/submission")
+    assert len(client.get(REQUESTS + "?method=&path=").json()["requests"]) == 1
+
+
+def test_reset_of_an_imported_project(client: TestClient, service: Service) -> None:
+    state = client.get("/__admin/state").json()
+    extra = {**state["projects"][0], "project": {**state["projects"][0]["project"],
+             "project_id": "imp", "api_key": "imp-key"}}  # fmt: skip
+    state["projects"].append(extra)
+    assert client.put("/__admin/state", json=state).status_code == 200
+    service.create_submission("imp")
+    r = client.post("/__admin/projects/imp/reset")
+    assert (r.status_code, r.json()["submission_count"]) == (200, 30)
+
+
+def test_journal_size_comes_from_the_config() -> None:
+    service = Service(ServiceConfig(seed_count=0, journal_size=2))
+    assert service.project("default").journal.size == 2
+    service.create_project({"project_id": "p", "api_key": "k"})
+    assert service.project("p").journal.size == 2

@@ -74,3 +74,9 @@ def raw_get(port: int, query: str) -> bytes:
         head = f"GET /v3/submission?{query} HTTP/1.1\r\nHost: x\r\nx-api-key: mock-api-key\r\n"
         sock.sendall((head + "Connection: close\r\n\r\n").encode())
         return sock.recv(64)
+
+
+def test_a_rate_below_one_per_second_still_lets_calls_in(client: TestClient) -> None:
+    client.patch("/__admin/projects/default", json={"options": {"rate_limit_per_second": 0.5}})
+    assert client.get("/v3/submission").status_code == 200
+    assert client.get("/v3/submission").status_code == 429

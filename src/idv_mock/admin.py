@@ -222,7 +222,8 @@ def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
 
 def _journal(request: Request, body: dict[str, Any]) -> Any:
     project = service_of(request).project(_pid(request))
-    method, path = request.query_params.get("method"), request.query_params.get("path")
+    method = request.query_params.get("method") or None  # an empty value filters nothing
+    path = request.query_params.get("path") or None
     with service_of(request).lock:
         return {"requests": project.journal.find(method, path)}
 

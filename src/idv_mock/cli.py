@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -53,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         help="with --state-file: also save every N seconds; 0 saves on shutdown only (30)",
+    )
+    serve.add_argument(
+        "--journal-size",
+        type=int,
+        default=10_000,
+        help="API calls kept per project in the request journal (10000)",
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (warning)")
     serve.add_argument(
@@ -169,6 +176,7 @@ def serve(args: argparse.Namespace) -> int:
         random_seed=args.random_seed,
         options=options,
         clock_mode=args.clock,
+        journal_size=args.journal_size,
     )
     service = Service(config)
     if args.scenario:
@@ -201,12 +209,18 @@ def _serve_with_state(args: argparse.Namespace, service: Any, app: Any) -> int:
     from idv_mock import persistence
 
     path = Path(args.state_file)
+    if not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
+        print(f"idv-mock serve: {path.parent} is not a writable folder", file=sys.stderr)
+        return 2
     try:
         loaded = persistence.load(service, path)
     except persistence.StateFileError as exc:
         print(f"idv-mock serve: {exc}", file=sys.stderr)
         return 2
     print(f"  state file: {path} ({'loaded' if loaded else 'new'})", flush=True)
+    if loaded:
+        keys = ", ".join(f"{p.project_id}: {p.api_key}" for p in service.projects.values())
+        print(f"  the file's projects replace the flags' default project; keys: {keys}", flush=True)
     saver = persistence.PeriodicSaver(service, path, args.save_interval).start()
     # uvicorn shuts down on SIGINT/SIGTERM and then re-raises the signal: make both end in
     # an exception here, so the final save below runs instead of the default handler.

@@ -117,7 +117,10 @@ def run(host: str, port: int, api_key: str | None) -> int:
     def show(item: Received) -> None:
         body = item.body
         if api_key and isinstance(body, dict) and body.get("isEncrypted"):
-            body = crypto.decrypt(str(body["data"]), api_key)
+            try:
+                body = crypto.decrypt(str(body["data"]), api_key)
+            except crypto.CryptoError as exc:
+                print(f"(could not decrypt with the given --api-key: {exc})", flush=True)
         text = orjson.dumps(body, option=orjson.OPT_INDENT_2).decode()
         print(f"--- {item.event} {item.path}\n{text}", flush=True)
 

@@ -116,7 +116,7 @@ class WebhookDispatcher:
             response = client.post(delivery.url, content=content, headers=headers)
             record["status_code"] = response.status_code
             ok = 200 <= response.status_code < 300
-        except httpx.HTTPError as exc:
+        except Exception as exc:  # any failure is an attempt's outcome, never a lost delivery
             record["error"] = f"{type(exc).__name__}: {exc}"[:300]
             ok = False
         record["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)

@@ -62,13 +62,13 @@ API_ROUTES: dict[str, tuple[Calls, Refusal]] = {
     "/v3/submission/aml/monitor": ({}, monitoring.invalid_path),
     "/v3/submission/aml/monitor/{worklistId}": (
         {
-            "POST": (monitoring.register, errors.MONITORING),
-            "DELETE": (monitoring.delete_records, errors.MONITORING),
+            "POST": (monitoring.register, errors.MONITOR_POST),
+            "DELETE": (monitoring.delete_records, errors.MONITOR_DELETE),
         },
         monitoring.invalid_path,
     ),
     "/v3/submission/aml/monitor/{worklistId}/{recordId}": (
-        {"GET": (monitoring.read_record, errors.MONITORING)},
+        {"GET": (monitoring.read_record, errors.MONITOR_GET)},
         monitoring.invalid_path,
     ),
     "/v3/projection": (

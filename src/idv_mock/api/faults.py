@@ -89,7 +89,11 @@ class BrokenResponse(Response):
         if self.kind != "connection_reset":
             await super().__call__(scope, receive, send)
             return
-        headers = [(b"content-type", b"application/json"), (b"content-length", b"1024")]
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", b"1024"),
+            (FAULT_HEADER.encode(), self.headers[FAULT_HEADER].encode()),
+        ]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b'{"Items": [', "more_body": True})
         raise ConnectionAborted("fault rule: connection_reset")
@@ -127,4 +131,21 @@ def catalogue_error(family: Family, name: str) -> ApiError:
     if entry is None:
         raise ApiError(500, {"message": f"fault rule names no error of {family.name}: {name}"})
     message = name if name != entry.code and "{}" in entry.message else entry.message
-    return family.render(entry, message.replace("{}", "fault"))
+    return family.render(entry, message.replace("{}", "fault"), **FAULT_EXTRAS.get(entry.key, {}))
+
+
+# errors whose body carries more than code and message (gaps.md "Ongoing monitoring")
+FAULT_EXTRAS: dict[str, dict[str, Any]] = {
+    "all_submissions_failed": {
+        "success": False,
+        "successCount": 0,
+        "failedCount": 0,
+        "successResults": [],
+        "failedResults": [],
+    },
+    "missing_records": {
+        "details": [
+            {"statusCode": 404, "error": {"code": "MAPI-001", "message": "Resource not found"}}
+        ]
+    },
+}

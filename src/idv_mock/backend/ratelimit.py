@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 @dataclass(slots=True)
 class TokenBucket:
-    """``rate`` calls per second on average, bursts up to ``rate`` calls."""
+    """``rate`` calls per second on average, bursts up to ``max(rate, 1)`` calls."""
 
     rate: float
     tokens: float = -1.0
@@ -16,9 +16,10 @@ class TokenBucket:
 
     def allow(self, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now
+        burst = max(self.rate, 1.0)
         if self.tokens < 0:
-            self.tokens = self.rate
-        self.tokens = min(self.rate, self.tokens + (now - self.stamp) * self.rate)
+            self.tokens = burst
+        self.tokens = min(burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1:
             self.tokens -= 1

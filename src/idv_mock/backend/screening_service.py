@@ -125,6 +125,9 @@ class ScreeningOperations:
         self, project_id: str, entry_id: str, overrides: dict[str, Any] | None = None
     ) -> Submission:
         """A submission whose person is a watchlist entry, to make a Red Flag on purpose."""
+        problems = schemas.errors("submission_fields.json", overrides or {})
+        if problems:
+            raise InvalidInput("invalid overrides", problems)
         with self._lock:
             entry = self.project(project_id).aml.entry(entry_id)
             if entry is None:

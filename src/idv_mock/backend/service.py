@@ -53,6 +53,7 @@ class ServiceConfig:
     clock_mode: str = "tick"
     webhook_backoff: tuple[float, ...] = (0.5, 1.0)  # pauses between the 3 attempts
     webhook_timeout: float = 5.0
+    journal_size: int = 10_000  # API calls kept per project (oldest dropped)
 
 
 class Service(ScreeningOperations):
@@ -65,13 +66,12 @@ class Service(ScreeningOperations):
         self.clock = Clock(self.config.clock_mode)
         self.projects: dict[str, Project] = {}
         self._by_key: dict[str, Project] = {}
-        self._project_snapshots: dict[str, bytes] = {}  # project id -> its start state
+        # Start states, parsed once and shared with the live state: stored objects are never
+        # changed in place (every change builds new dicts), so a reset only re-indexes.
+        self._project_starts: dict[str, dict[str, Any]] = {}  # project id -> its start
         self._seed()
-        self._snapshot = orjson.dumps(self.export_state())
-        self._initial_projects = {
-            pid: orjson.dumps(_export_project(p)) for pid, p in self.projects.items()
-        }
-        self._project_snapshots = dict(self._initial_projects)
+        self._start = orjson.loads(orjson.dumps(self.export_state()))
+        self._restore(self._start)
 
     # --- start state ---
     def _seed(self) -> None:
@@ -89,18 +89,34 @@ class Service(ScreeningOperations):
     def reset(self) -> None:
         """Back to the state right after start-up (seeded default project only)."""
         with self._lock:
-            with _no_gc():
-                self.import_state(orjson.loads(self._snapshot), validate=False)
+            self._restore(self._start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
             self.webhooks.clear()
-            self._project_snapshots = dict(self._initial_projects)
+
+    def _restore(self, state: dict[str, Any]) -> None:
+        """Make ``state`` (already checked and owned) the live state and every project's start."""
+        with _no_gc():
+            projects = [self._configured(_import_project(p)) for p in state["projects"]]
+        if len({p.api_key for p in projects}) != len(projects):
+            raise InvalidInput("two projects share an api_key")
+        if len({p.project_id for p in projects}) != len(projects):
+            raise InvalidInput("two projects share a project_id")
+        with self._lock:
+            self.clock = Clock.restore(state["clock"])
+            self.projects = {p.project_id: p for p in projects}
+            self._by_key = {p.api_key: p for p in projects}
+            self._project_starts = {d["project"]["project_id"]: d for d in state["projects"]}
+
+    def _configured(self, project: Project) -> Project:
+        project.journal.size = self.config.journal_size
+        return project
 
     def reset_project(self, project_id: str) -> Project:
-        """One project back to its start (seeded, or as created); the others untouched."""
+        """One project back to its start (seeded, imported, or as created); others untouched."""
         with self._lock:
             old = self.project(project_id)
             with _no_gc():
-                fresh = _import_project(orjson.loads(self._project_snapshots[project_id]))
+                fresh = self._configured(_import_project(self._project_starts[project_id]))
             self.projects[project_id] = fresh
             del self._by_key[old.api_key]
             self._by_key[fresh.api_key] = fresh
@@ -122,7 +138,7 @@ class Service(ScreeningOperations):
             project.created_at = iso(self.clock.now())
             self.projects[project.project_id] = project
             self._by_key[project.api_key] = project
-            self._project_snapshots[project.project_id] = orjson.dumps(_export_project(project))
+            self._project_starts[project.project_id] = _export_project(self._configured(project))
             return project
 
     def update_project(self, project_id: str, changes: dict[str, Any]) -> Project:
@@ -145,7 +161,7 @@ class Service(ScreeningOperations):
     # --- fault rules ---
     def add_fault(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
         """Add a fault rule to a project; answers the rule with its ``id``."""
-        problems = schemas.errors("fault_rule.json", spec)
+        problems = schemas.errors("fault_rule.json", spec) or _sendable(spec.get("respond"))
         if problems or "id" in spec or "hits" in spec:
             raise InvalidInput("invalid fault rule", problems or ["id and hits are read-only"])
         with self._lock:
@@ -421,16 +437,19 @@ class Service(ScreeningOperations):
         problems = schemas.errors("state.json", state) if validate else []
         if problems:
             raise InvalidInput("invalid state document", problems)
-        state = orjson.loads(orjson.dumps(state))  # own copy: callers keep theirs
-        projects = [_import_project(p) for p in state["projects"]]
-        if len({p.api_key for p in projects}) != len(projects):
-            raise InvalidInput("two projects share an api_key")
-        if len({p.project_id for p in projects}) != len(projects):
-            raise InvalidInput("two projects share a project_id")
-        with self._lock:
-            self.clock = Clock.restore(state["clock"])
-            self.projects = {p.project_id: p for p in projects}
-            self._by_key = {p.api_key: p for p in projects}
+        self._restore(orjson.loads(orjson.dumps(state)))  # own copy: callers keep theirs
+
+
+def _sendable(respond: Any) -> list[str]:
+    """Why a ``respond`` part could not go on the wire as given (empty when it can)."""
+    if not isinstance(respond, dict):
+        return []
+    framing = {"content-length", "transfer-encoding", "connection"}
+    found = [f"respond.headers: {h} is set by the server" for h in respond.get("headers", {})
+             if h.lower() in framing]  # fmt: skip
+    if respond.get("status") in (204, 304) and respond.get("body") is not None:
+        found.append(f"respond: status {respond['status']} has no body")
+    return found
 
 
 @contextlib.contextmanager

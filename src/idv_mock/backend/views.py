@@ -63,12 +63,50 @@ def _has(value: Any) -> bool:
     return value not in (None, "", {}, [])
 
 
+# where the same value stands again outside ``data``: part -> {data field: key there}
+TWINS: dict[str, dict[str, str]] = {
+    "ocr": {
+        "full_name": "fullName",
+        "first_name": "firstName",
+        "last_name": "lastName",
+        "date_of_birth": "birthDate",
+        "gender": "gender",
+        "nationality": "nationality",
+        "identityNumber": "identityNumber",
+        "idcard_issueDate": "issueDate",
+        "idcard_expireDate": "expireDate",
+    },
+    "review": {
+        "full_name": "fullName",
+        "date_of_birth": "birthDate",
+        "gender": "gender",
+        "nationality": "nationality",
+        "identityNumber": "identityNumber",
+        "documentNumber": "documentNumber",
+        "idcard_issueDate": "issueDate",
+        "idcard_expireDate": "expireDate",
+    },
+    "OCR_raw": {
+        "identityNumber": "number",
+        "date_of_birth": "birth_date",
+        "full_name_en": "name_eng",
+        "gender": "gender",
+        "idcard_issueDate": "issue_date",
+    },
+}
+
+
 def projected(view: Submission, hidden: list[str], style: str, *, reduced: bool) -> Submission:
-    """A view with the fields a projection excluded omitted (or null, ``style`` "null")."""
-    if "data" not in view:
-        return view
-    names = ["name" if reduced and f == "full_name" else f for f in hidden]
-    return {**view, "data": hide(view["data"], names, style)}
+    """A view with the fields a projection excluded omitted (or null, ``style`` "null") in
+    ``data``, and omitted where OCR and review repeat them, so the value shows nowhere."""
+    out = dict(view)
+    if "data" in view:
+        names = ["name" if reduced and f == "full_name" else f for f in hidden]
+        out["data"] = hide(view["data"], names, style)
+    for part, twins in TWINS.items():
+        if isinstance(view.get(part), dict):
+            out[part] = hide(view[part], [twins[f] for f in hidden if f in twins], "omit")
+    return out
 
 
 def by_request_type(view: Submission, request_type: str | None) -> Submission:
