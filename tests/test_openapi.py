@@ -91,3 +91,20 @@ def test_cli_verify_is_wired() -> None:
     cmd = [sys.executable, "-m", "idv_mock.cli", "verify", "--help"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)
     assert "--base-url" in done.stdout
+
+
+def test_every_json_response_has_an_example_that_fits_its_schema() -> None:
+    doc = openapi.document()
+    index = {(op["method"].lower(), op["path"].removeprefix("/v3")): op for op in
+             schemas.load("api.json")["operations"] if op["method"] != "*"}  # fmt: skip
+    for path, methods in doc["paths"].items():
+        for method, operation in methods.items():
+            for status, response in operation["responses"].items():
+                body = response["content"].get("application/json")
+                if body is None:
+                    continue  # the PDF report
+                assert "example" in body, (method, path, status)
+                names = index[(method, path)]["responses"][status]
+                assert any(not schemas.errors(n, body["example"]) for n in names), (
+                    method, path, status, body["example"],
+                )  # fmt: skip

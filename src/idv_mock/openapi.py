@@ -127,7 +127,46 @@ def _example(path: str, method: str, status: int) -> Any:
         entry = next((e for e in family.entries if e.status == status), None)
         if entry is not None:
             return family.render(entry, entry.message.replace("{}", "example")).body
-    return _SUCCESS_EXAMPLES.get((method, path)) if status < 300 else None
+    if status >= 300:
+        return None
+    if (method, path) == ("GET", "/submission"):
+        return _submission_list_example()
+    return _SUCCESS_EXAMPLES.get((method, path))
+
+
+@functools.cache
+def _submission_list_example() -> dict[str, Any]:
+    from idv_mock import make_submission
+
+    item = make_submission(seed=1)
+    key = {"id": item["submission_id"], "created_at": item["created_at"]}
+    return {"Items": [item], "nextpageKey": key}
+
+
+_RECORD = {
+    "id": "5f0c8a2e-2b1d-4c1e-9a44-0d9b8c7e6f51",
+    "name": "Ann Lee",
+    "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+    "nationality": "KOR",
+    "status": "screenedNoMatches",
+    "dob": "1990-01-02",
+    "email": "ann.lee@example.com",
+    "memo": "",
+    "tags": [],
+    "admin": "admin@example.com",
+    "updateTime": "2026-01-01T09:00:05.000Z",
+    "openCount": 0,
+    "falsePositiveCount": 0,
+    "truePositiveCount": 0,
+    "discardedCount": 0,
+}
+_POLICY = {
+    "projection_id": "856e9c87-51f4-4de1-a973-dacb8410a66a",
+    "name": "no_birth",
+    "mode": "exclude",
+    "fields": ["date_of_birth", "age_group"],
+    "created_at": "2026-01-01T09:00:03.000Z",
+}
 
 
 _SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
@@ -140,6 +179,47 @@ _SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
     ("POST", "/projection"): {"message": "Create projection success", "projection_id": "p-1"},
     ("DELETE", "/projection/{projectionId}"): {"message": "Delete projection success"},
     ("DELETE", "/submission/aml/monitor/{worklistId}"): {"message": "records deleted successfully"},
+    ("DELETE", "/submission/partial"): {
+        "message": "success",
+        "content": "Submission 1b0c-example fields deleted: email,id_image",
+        "statusCode": 200,
+    },
+    ("POST", "/submission/aml"): {
+        "message": "complete to search AML.",
+        "result": "No Match",
+        "raw_data": {
+            "threshold": 80,
+            "searchedName": "Ann Lee",
+            "birthDate": "1990-01-02",
+            "nationality": "KOR",
+            "screenedAt": "2026-01-01T09:00:04.000Z",
+            "matchCount": 0,
+            "lists": [],
+        },
+    },
+    ("POST", "/submission/aml/monitor/{worklistId}"): {
+        "success": True,
+        "successCount": 1,
+        "failedCount": 1,
+        "successResults": [
+            {
+                "submissionId": _RECORD["submissionId"],
+                "recordIds": [_RECORD["id"]],
+                "status": "success",
+            }
+        ],
+        "failedResults": [
+            {
+                "submissionId": "2c1e-example",
+                "recordIds": [],
+                "status": "failed",
+                "error": "This submission is not approved: 2c1e-example",
+            }
+        ],
+    },
+    ("GET", "/submission/aml/monitor/{worklistId}/{recordId}"): _RECORD,
+    ("GET", "/projection"): {"items": [_POLICY], "message": "Get projection list success"},
+    ("GET", "/projection/{projectionId}"): {"item": _POLICY, "message": "Get projection success"},
 }
 
 
