@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test lint format clean
+.PHONY: serve test lint format clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,12 +22,16 @@ serve: $(VENV)/.installed
 	$(BIN)/idv-mock serve $(SERVE_ARGS)
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests pytest_plugin
-	$(BIN)/ruff format --check src tests pytest_plugin
+	$(BIN)/ruff check src tests pytest_plugin bench
+	$(BIN)/ruff format --check src tests pytest_plugin bench
 	$(BIN)/mypy --strict src pytest_plugin
 
 test: lint
 	$(BIN)/pytest -q -n 2
+
+# make bench: quick (one round, short runs, up to 10k submissions); make bench FULL=1: the lot
+bench: $(VENV)/.installed
+	$(BIN)/python bench/run.py $(if $(filter 1,$(FULL)),--full)
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format src tests

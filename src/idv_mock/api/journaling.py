@@ -4,6 +4,7 @@ body — decrypted when it came encrypted — status, response, duration, time).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qs
@@ -21,27 +22,38 @@ MASK = "****"
 
 
 async def record(request: Request, response: Response, started: float) -> None:
+    """Keep the call as raw bytes: decoding happens when someone reads the journal, so the
+    hot path pays for a few small dicts, not for parsing every response it just wrote."""
     project = service_of(request).project_for_key(api_key(request) or "")
     if project is None:
         return
-    raw = await request.body()
-    query = {k: v for k, v in request.query_params.multi_items()}
     entry: dict[str, Any] = {
         "time": iso(datetime.now(timezone.utc)),
         "method": request.method,
         "path": request.url.path,
-        "query": query,
+        "query": dict(request.query_params.multi_items()),
         "headers": _masked(request),
-        "body": _decoded(raw),
+        "body": await request.body(),
         "status": response.status_code,
-        "response": _decoded(bytes(response.body), response.media_type),
+        "response": (bytes(response.body), response.media_type),
         "duration_ms": round((time.perf_counter() - started) * 1000, 3),
     }
-    plain = _decrypted(project, query.get("data") or _form_data(raw))
-    if plain is not None:
-        entry["decrypted"] = plain
     with service_of(request).lock:
+        if project.journal.decode is None:
+            project.journal.decode = _describer(project)
         project.journal.record(entry)
+
+
+def _describer(project: Project) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def describe(entry: dict[str, Any]) -> dict[str, Any]:
+        raw, (answer, media_type) = entry["body"], entry["response"]
+        out = {**entry, "body": _decoded(raw), "response": _decoded(answer, media_type)}
+        plain = _decrypted(project, entry["query"].get("data") or _form_data(raw))
+        if plain is not None:
+            out["decrypted"] = plain
+        return out
+
+    return describe
 
 
 def _masked(request: Request) -> dict[str, str]:

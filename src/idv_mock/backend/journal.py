@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ class Journal:
     size: int = DEFAULT_SIZE
     entries: deque[dict[str, Any]] = field(default_factory=deque)
     counter: int = 0
+    decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # raw entry -> readable
 
     def record(self, entry: dict[str, Any]) -> None:
         self.counter += 1
@@ -26,13 +28,14 @@ class Journal:
             self.entries.popleft()
 
     def find(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
-        """Calls by method (any case) and path glob, oldest first."""
-        return [
+        """Calls by method (any case) and path glob, oldest first, decoded for reading."""
+        found = [
             e
             for e in self.entries
             if (method is None or e["method"] == method.upper())
             and (path is None or fnmatch.fnmatchcase(e["path"], path))
         ]
+        return [self.decode(e) for e in found] if self.decode else found
 
     def clear(self) -> int:
         removed = len(self.entries)

@@ -106,6 +106,7 @@ class Service(ScreeningOperations):
             self.projects = {p.project_id: p for p in projects}
             self._by_key = {p.api_key: p for p in projects}
             self._project_starts = {d["project"]["project_id"]: d for d in state["projects"]}
+        gc.freeze()  # the long-lived state need not be walked by every collection
 
     def _configured(self, project: Project) -> Project:
         project.journal.size = self.config.journal_size

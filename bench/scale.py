@@ -1,0 +1,160 @@
+"""Part 4: seeding N submissions, the memory they take, and read latency at that size.
+
+Each size runs in a fresh child process (``python bench/scale.py N CALLS``) so its
+resident memory holds that one service only. Memory per submission is the growth of
+VmRSS from a service seeded with nothing (schemas and imports already loaded) to one
+seeded with N. Reads are timed twice: as GET requests through the async in-process
+client (the latency a test or integrator sees; the targets apply to it), and straight
+through ``Service.read`` (the store alone, where memory locality shows: informational).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def run(size: int, calls: int, timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, str(HERE / "scale.py"), str(size), str(calls)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
+    if done.returncode != 0:
+        raise RuntimeError(f"scale child ({size}) failed: {done.stderr[-800:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def rss_bytes() -> int:
+    """Current resident memory (VmRSS), after a full collection."""
+    gc.collect()
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return peak_rss_bytes()  # no /proc: the peak is the best there is
+
+
+def peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _median_us(samples: list[int]) -> float:
+    return sorted(samples)[len(samples) // 2] / 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """Random ids, e-mails and page positions: what tells an index from a scan.
+
+    A scan finds the newest page fast too, so pages also start at random depths.
+    """
+
+    ids: list[str]
+    emails: list[str]
+    positions: list[tuple[str, str]]  # (created_at, submission_id) to page after
+
+
+def draw(store: Any, calls: int) -> Draw:
+    rng = random.Random(8)
+    return Draw(
+        ids=rng.choices(list(store.items), k=calls),
+        emails=rng.choices(sorted(store.by_email), k=calls),
+        positions=rng.choices(store.order[50:] or store.order, k=max(100, calls // 4)),
+    )
+
+
+def store_latencies(service: Any, d: Draw) -> dict[str, float]:
+    """Median µs of ``Service.read``: the store alone, without the HTTP layer's constant cost."""
+    from idv_mock.backend.store import Selection
+
+    project = service.project("default")
+    kinds = {
+        "by_id": [Selection(submission_id=sid) for sid in d.ids],
+        "by_email": [Selection(email=e) for e in d.emails],
+        "page_first": [Selection(count=50)] * len(d.positions),
+        "page": [Selection(after=key, count=50) for key in d.positions],
+    }
+    out = {}
+    for kind, selections in kinds.items():
+        samples = []
+        for sel in selections:
+            start = time.perf_counter_ns()
+            items, _ = service.read(project, sel, reduced=False, request_type=None)
+            samples.append(time.perf_counter_ns() - start)
+            if not items:
+                raise RuntimeError(f"{kind} read found nothing")
+        out[f"store_{kind}_us"] = _median_us(samples)
+    return out
+
+
+def http_latencies(service: Any, d: Draw) -> dict[str, float]:
+    """Median µs of the same reads as GET requests through the ``idv_async_client`` path."""
+    kinds: dict[str, list[dict[str, str]]] = {
+        "by_id": [{"submission_id": sid} for sid in d.ids],
+        "by_email": [{"email": e} for e in d.emails],
+        "page_first": [{"count": "50"}] * len(d.positions),
+        "page": [
+            {"count": "50", "nextpage_id": sid, "nextpage_date": created}
+            for created, sid in d.positions
+        ],
+    }
+    return asyncio.run(_http_kinds(service, kinds))
+
+
+async def _http_kinds(service: Any, kinds: dict[str, list[dict[str, str]]]) -> dict[str, float]:
+    import httpx
+
+    from idv_mock import create_app
+
+    transport = httpx.ASGITransport(app=create_app(service))
+    headers = {"x-api-key": service.project("default").api_key}
+    out = {}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://idv-mock/v3", headers=headers
+    ) as client:
+        for kind, queries in kinds.items():
+            samples = []
+            for params in queries:
+                start = time.perf_counter_ns()
+                response = await client.get("/submission", params=params)
+                samples.append(time.perf_counter_ns() - start)
+                if response.status_code != 200 or not response.json()["Items"]:
+                    raise RuntimeError(f"{kind} {params} answered {response.status_code}")
+            out[f"http_{kind}_us"] = _median_us(samples)
+    return out
+
+
+def child(size: int, calls: int) -> dict[str, Any]:
+    from idv_mock import Service, ServiceConfig
+
+    empty = Service(ServiceConfig(seed_count=0))  # loads schemas, Faker, orjson, ...
+    base = rss_bytes()
+    start = time.perf_counter()
+    service = Service(ServiceConfig(seed_count=size))
+    seconds = time.perf_counter() - start
+    after = rss_bytes()
+    del empty
+    picked = draw(service.project("default").store, calls)
+    return {
+        "size": size,
+        "seed_s": seconds,
+        "rss_base_bytes": base,
+        "rss_bytes": after,
+        "rss_peak_bytes": peak_rss_bytes(),
+        "bytes_per_submission": (after - base) / size,
+        **store_latencies(service, picked),
+        **http_latencies(service, picked),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(child(int(sys.argv[1]), int(sys.argv[2]))))
