@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +88,9 @@ def derive_key(api_key: str, derivation: str = "sha256") -> bytes:
     return deriver(_utf8(api_key, "API key"))
 
 
+@functools.lru_cache(maxsize=256)
 def _cipher(api_key: str, derivation: str) -> Cipher[modes.ECB]:
+    """One cipher per key: a Cipher is reusable, each call makes its own (en|de)cryptor."""
     return Cipher(algorithms.AES(derive_key(api_key, derivation)), modes.ECB())
 
 
