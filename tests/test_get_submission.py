@@ -219,3 +219,16 @@ def test_another_projects_key_sees_only_its_own(client: TestClient, service: Ser
     assert r.json() == {"Items": []}
     r = client.get(URL, params={"userid": theirs["userid"]}, headers={"x-api-key": "k2"})
     assert r.json() == {"Items": []}
+
+
+def test_a_read_after_an_edit_shows_the_edit(client: TestClient, service: Service) -> None:
+    """Reads reuse each submission's JSON until it changes; a change must show at once."""
+    sub = some_submission(service, 0)
+    first = get(client, count="3")
+    body = {"submissionId": sub["submission_id"], "admin": "admin@example.com",
+            "data": {"memo": "changed"}}  # fmt: skip
+    assert client.patch(URL, json=body).status_code == 200
+    again = get(client, count="3")
+    assert again["Items"][0]["memo"]["text"] == "changed"
+    assert first["Items"][0]["memo"]["text"] != "changed"
+    assert again["Items"][1:] == first["Items"][1:]

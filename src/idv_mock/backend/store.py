@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from idv_mock.backend.duplicates import DuplicateIndex, Key
 
 Submission = dict[str, Any]
@@ -38,6 +40,7 @@ class SubmissionStore:
     by_user: dict[str, list[str]] = field(default_factory=dict)
     by_email: dict[str, list[str]] = field(default_factory=dict)
     dups: DuplicateIndex = field(default_factory=DuplicateIndex)
+    encoded: dict[str, tuple[Submission, bytes]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -55,8 +58,24 @@ class SubmissionStore:
         self._index_contacts(sub)
         self.dups.add(sid, dup_keys)
 
+    def encode(self, view: Submission) -> bytes:
+        """The JSON of a view; a stored submission's is kept until the submission changes.
+
+        Stored submissions are never changed in place (a change stores a new dict), so the
+        identity check is all the invalidation needed; reads of pages then join bytes.
+        """
+        sid = view.get("submission_id")
+        if not isinstance(sid, str) or self.items.get(sid) is not view:
+            return orjson.dumps(view)
+        cached = self.encoded.get(sid)
+        if cached is None or cached[0] is not view:
+            cached = (view, orjson.dumps(view))
+            self.encoded[sid] = cached
+        return cached[1]
+
     def replace(self, old: Submission, new: Submission) -> None:
         """Swap a stored submission for a new version of it (same id and ``created_at``)."""
+        self.encoded.pop(new["submission_id"], None)
         self._unindex_contacts(old)
         self.items[new["submission_id"]] = new
         self._index_contacts(new)
