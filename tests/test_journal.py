@@ -165,3 +165,11 @@ def test_journal_size_comes_from_the_config() -> None:
     assert service.project("default").journal.size == 2
     service.create_project({"project_id": "p", "api_key": "k"})
     assert service.project("p").journal.size == 2
+
+
+def test_large_responses_are_not_kept(client: TestClient) -> None:
+    page = client.get("/v3/submission", params={"count": "30"})
+    assert len(page.content) > 64 * 1024
+    [call] = client.get(REQUESTS).json()["requests"]
+    size = len(page.content)
+    assert call["response"] == f"<application/json; {size} bytes, not kept (over 64 KiB)>"

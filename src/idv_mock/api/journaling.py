@@ -33,15 +33,25 @@ async def record(request: Request, response: Response, started: float) -> None:
         "path": request.url.path,
         "query": dict(request.query_params.multi_items()),
         "headers": _masked(request),
-        "body": await request.body(),
+        "body": _kept(await request.body(), None)[0],
         "status": response.status_code,
-        "response": (bytes(response.body), response.media_type),
+        "response": _kept(bytes(response.body), response.media_type),
         "duration_ms": round((time.perf_counter() - started) * 1000, 3),
     }
     with service_of(request).lock:
         if project.journal.decode is None:
             project.journal.decode = _describer(project)
         project.journal.record(entry)
+
+
+KEEP_BYTES = 64 * 1024  # a journal of 10,000 pages of 50 would otherwise hold gigabytes
+NOT_KEPT = "not kept (over 64 KiB)"
+
+
+def _kept(body: bytes, media_type: str | None) -> tuple[bytes, str | None]:
+    if len(body) <= KEEP_BYTES:
+        return body, media_type
+    return b"", f"{media_type}; {len(body)} bytes, {NOT_KEPT}"
 
 
 def _describer(project: Project) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -61,6 +71,8 @@ def _masked(request: Request) -> dict[str, str]:
 
 
 def _decoded(raw: bytes, media_type: str | None = None) -> Any:
+    if media_type is not None and NOT_KEPT in media_type:
+        return f"<{media_type}>"
     if media_type is not None and media_type != "application/json":
         return f"<{len(raw)} bytes {media_type}>"
     if not raw:
