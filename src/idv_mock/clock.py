@@ -33,9 +33,6 @@ class Clock:
             return datetime.fromtimestamp(time.time(), tz=timezone.utc)
         return self.current
 
-    def advance(self, seconds: float) -> None:
-        self.current += timedelta(seconds=seconds)
-
     def export(self) -> dict[str, Any]:
         return {"mode": self.mode, "now": iso(self.current), "step_ms": self.step_ms}
 

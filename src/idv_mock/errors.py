@@ -294,16 +294,3 @@ GENERIC = Family(
 RATE_LIMIT = Family(
     "rate limit", Shape.CODED, (Entry("too_many_requests", "Too many requests", 429),)
 )
-
-FAMILIES: tuple[Family, ...] = (
-    PATCH_SUBMISSION,
-    GET_SUBMISSION,
-    DELETE_SUBMISSION,
-    PARTIAL_DELETE,
-    AML_SCREENING,
-    AML_REPORT,
-    MONITORING,
-    PROJECTION,
-    GENERIC,
-    RATE_LIMIT,
-)

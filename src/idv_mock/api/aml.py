@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import api_key, json_response, parse_json, service_of
+from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.exceptions import InvalidCountry, NoThreshold
 from idv_mock.errors import AML_REPORT, AML_SCREENING, Family
@@ -20,7 +20,7 @@ PDF_HEADERS = {"Content-Disposition": 'attachment; filename="report.pdf"'}
 
 
 def _project(request: Request, family: Family) -> Project:
-    project = service_of(request).project_for_key(api_key(request) or "")
+    project = project_of(request)
     if project is None:
         raise family.error("invalid_project")
     return project

@@ -17,7 +17,7 @@ from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.faults import fired_rule, rule_response
 from idv_mock.api.get_submission import get_submission
-from idv_mock.api.http import error_response, json_response
+from idv_mock.api.http import error_response, json_response, project_of
 from idv_mock.api.patch_submission import patch_submission
 from idv_mock.api.projection import (
     collection_not_allowed,
@@ -129,7 +129,7 @@ def _check_limits(request: Request) -> None:
     if not length.isdigit() or int(length) > MAX_BODY:
         raise GENERIC.error("payload_too_large")
     service = request.app.state.service
-    project = service.project_for_key(request.headers.get("x-api-key") or "")
+    project = project_of(request)
     if project is not None:
         with service.lock:
             allowed = project.allow_call()

@@ -7,7 +7,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import api_key, json_response, parse_json, query_lists, service_of
+from idv_mock.api.http import (
+    api_key,
+    json_response,
+    parse_json,
+    project_of,
+    query_lists,
+    service_of,
+)
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.edits import DATA_FIELDS, PARTS
 from idv_mock.errors import DELETE_SUBMISSION as DEL
@@ -22,7 +29,7 @@ def _success(content: str) -> Response:
 
 async def delete_submission(request: Request) -> Response:
     service = service_of(request)
-    project = service.project_for_key(api_key(request) or "")
+    project = project_of(request)
     if project is None:
         raise DEL.error("project_not_found")
     query = query_lists(request)

@@ -12,7 +12,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import api_key, json_response, service_of
+from idv_mock.api.http import json_response, project_of
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.errors import ApiError, Family
 
@@ -28,7 +28,7 @@ async def fired_rule(request: Request, family: Family) -> FaultRule | None:
     A rule naming an error this call's catalogue lacks is skipped, so one rule can cover
     several calls (``/v3/submission*``) and fire only where its error exists.
     """
-    project = service_of(request).project_for_key(api_key(request) or "")
+    project = project_of(request)
     if project is None or not project.faults.rules:
         return None
     call = Call(request.method, request.url.path, dict(request.query_params), await _body(request))

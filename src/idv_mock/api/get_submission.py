@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.api import secure
-from idv_mock.api.http import JSON, api_key, json_response, query_lists, service_of
+from idv_mock.api.http import JSON, json_response, project_of, query_lists, service_of
 from idv_mock.backend import Project
 from idv_mock.backend.store import Selection
 from idv_mock.errors import GET_SUBMISSION as ERR
@@ -48,7 +48,7 @@ class Query:
 
 async def get_submission(request: Request) -> Response:
     service = service_of(request)
-    project = service.project_for_key(api_key(request) or "")
+    project = project_of(request)
     if project is None:
         raise ERR.error("invalid_project")
     params = _single_values(query_lists(request), project)

@@ -8,7 +8,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.backend import Service
+from idv_mock.backend import Project, Service
 from idv_mock.errors import ApiError
 
 JSON = "application/json"
@@ -46,3 +46,8 @@ def parse_json(raw: bytes) -> Any:
 
 def api_key(request: Request) -> str | None:
     return request.headers.get("x-api-key")
+
+
+def project_of(request: Request) -> Project | None:
+    """The project the request's ``x-api-key`` names; None for a missing or unknown key."""
+    return service_of(request).project_for_key(api_key(request) or "")

@@ -7,14 +7,14 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import parse_qs
 
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import crypto
-from idv_mock.api.http import api_key, service_of
+from idv_mock.api import secure
+from idv_mock.api.http import project_of, service_of
 from idv_mock.backend import Project
 from idv_mock.clock import iso
 
@@ -24,7 +24,7 @@ MASK = "****"
 async def record(request: Request, response: Response, started: float) -> None:
     """Keep the call as raw bytes: decoding happens when someone reads the journal, so the
     hot path pays for a few small dicts, not for parsing every response it just wrote."""
-    project = service_of(request).project_for_key(api_key(request) or "")
+    project = project_of(request)
     if project is None:
         return
     entry: dict[str, Any] = {
@@ -85,11 +85,9 @@ def _decoded(raw: bytes, media_type: str | None = None) -> Any:
 
 def _form_data(raw: bytes) -> str | None:
     try:
-        doc = orjson.loads(raw)
-        return str(doc["data"]) if isinstance(doc, dict) and "data" in doc else None
-    except orjson.JSONDecodeError:
-        values = parse_qs(raw.decode("utf-8", "replace")).get("data")
-        return values[0] if values else None
+        return secure.ciphertext_from_body(raw)
+    except secure.BadCiphertext:
+        return None
 
 
 def _decrypted(project: Project, text: str | None) -> Any:

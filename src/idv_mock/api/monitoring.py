@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.api import secure
-from idv_mock.api.http import api_key, json_response, parse_json, service_of
+from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.exceptions import Inactive
 from idv_mock.backend.monitoring import UnknownWorklist
@@ -27,7 +27,7 @@ MISSING_RECORD = {"statusCode": 404, "error": {"code": "MAPI-001", "message": "R
 
 
 def _project(request: Request, *, registering: bool = False) -> Project:
-    project = service_of(request).project_for_key(api_key(request) or "")
+    project = project_of(request)
     if project is None or (registering and not project.options.get("monitoring_enabled")):
         raise ERR.error("invalid_project")
     return project

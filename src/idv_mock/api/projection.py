@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.api import secure
-from idv_mock.api.http import api_key, json_response, parse_json, service_of
+from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.projections import FIELDS, LimitReached, NameTaken
 from idv_mock.errors import PROJECTION as ERR
@@ -26,7 +26,7 @@ ALLOWED = frozenset(FIELDS)
 
 
 def _project(request: Request) -> Project:
-    project = service_of(request).project_for_key(api_key(request) or "")
+    project = project_of(request)
     if project is None:
         raise ERR.error("forbidden")
     return project
