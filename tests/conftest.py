@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -99,6 +102,43 @@ def http(live: LiveServer) -> Iterator[httpx.Client]:
         timeout=10,
     ) as c:
         yield c
+
+
+class ServeProcess:
+    """``idv-mock serve`` as a user runs it: a subprocess on a free port, stopped on exit."""
+
+    def __init__(self, *args: str) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.cmd = [sys.executable, "-m", "idv_mock.cli", "serve", "--port", str(self.port), *args]
+        self.output = ""
+        self._done = False
+
+    def __enter__(self) -> ServeProcess:
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(self.base + "/__admin/projects", timeout=1)
+                return self
+            except httpx.TransportError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(self.stop()) from None
+                time.sleep(0.1)
+
+    def stop(self, sig: int = signal.SIGTERM) -> str:
+        """Signal the server (if still running) and return everything it printed."""
+        if not self._done:
+            if self.proc.poll() is None:
+                self.proc.send_signal(sig)
+            self.output = self.proc.communicate(timeout=15)[0]
+            self._done = True
+        return self.output
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
 
 
 def _summary_file(controller_pid: int) -> Path:

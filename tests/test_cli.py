@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx
 import pytest
 
-from conftest import free_port
+from conftest import ServeProcess
 
 pytestmark = pytest.mark.live
 
@@ -22,26 +19,10 @@ class Output:
 
 @contextmanager
 def serve(*args: str) -> Iterator[tuple[str, Output]]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "idv_mock.cli", "serve", "--port", str(port), *args]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.post(base + "/__admin/reset", timeout=1)
-                break
-            except httpx.TransportError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(proc.communicate()[0]) from None
-                time.sleep(0.1)
-        output = Output()
-        yield base, output
-    finally:
-        proc.terminate()
-        text = proc.communicate(timeout=10)[0]
-    output.text = text
+    output = Output()
+    with ServeProcess(*args) as server:
+        yield server.base, output
+    output.text = server.output
 
 
 def test_serve_prints_where_and_how_to_call_it() -> None:

@@ -13,32 +13,19 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import free_port
+from conftest import ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, persistence
 
 pytestmark = pytest.mark.live
 
 
-def start(state: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "idv_mock.cli", "serve", "--port", str(port),
-           "--seed-count", "3", "--state-file", str(state), *extra]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while proc.poll() is None and time.monotonic() < deadline:
-        try:
-            httpx.get(base + "/__admin/projects", timeout=1)
-            return proc, base
-        except httpx.TransportError:
-            time.sleep(0.1)
-    out = proc.communicate(timeout=10)[0]
-    raise RuntimeError(out)
+def start(state: Path, *extra: str) -> tuple[ServeProcess, str]:
+    server = ServeProcess("--seed-count", "3", "--state-file", str(state), *extra).__enter__()
+    return server, server.base
 
 
-def stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> str:
-    proc.send_signal(sig)
-    return proc.communicate(timeout=15)[0]
+def stop(server: ServeProcess, sig: int = signal.SIGTERM) -> str:
+    return server.stop(sig)
 
 
 def add(base: str, userid: str) -> str:
@@ -63,8 +50,7 @@ def test_kill_9_loses_at_most_the_last_interval(tmp_path: Path) -> None:
     proc, base = start(state, "--save-interval", "0.3")
     sid = add(base, "saved")
     time.sleep(1.0)
-    proc.kill()
-    proc.communicate(timeout=10)
+    stop(proc, signal.SIGKILL)
     doc = json.loads(state.read_text())  # a complete document, never half written
     subs = doc["projects"][0]["submissions"]
     assert sid in {s["submission_id"] for s in subs}

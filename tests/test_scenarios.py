@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import httpx
 import pytest
 
 from conformance import check_response
-from conftest import LiveServer, free_port
+from conftest import LiveServer, ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, scenarios
 
 REPO = Path(__file__).resolve().parents[1]
@@ -251,13 +250,9 @@ def test_cli_malformed_file_exits_2_with_where_and_what(tmp_path: Path) -> None:
 
 @pytest.mark.live
 def test_serve_with_a_scenario_starts_with_its_state() -> None:
-    port = free_port()
-    cmd = [*CLI, "serve", "--port", str(port), "--seed-count", "2", "--api-key", "k-1"]
-    cmd += ["--scenario", str(REPO / "scenarios" / "monitoring-batch.yaml")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(base, proc)
+    scenario = str(REPO / "scenarios" / "monitoring-batch.yaml")
+    with ServeProcess("--seed-count", "2", "--api-key", "k-1", "--scenario", scenario) as server:
+        base = server.base
         r = httpx.get(
             f"{base}/v3/submission",
             params={"submission_id": "sub-lena"},
@@ -280,9 +275,7 @@ def test_serve_with_a_scenario_starts_with_its_state() -> None:
         again = cli("scenario", "run", "monitoring-batch", "--base-url", f"{base}/v3")
         assert again.returncode == 1
         assert "wl-main exists already" in again.stdout and "--reset" in again.stdout
-    finally:
-        proc.terminate()
-        output = proc.communicate(timeout=10)[0]
+    output = server.output
     assert "scenario: monitoring batch with mixed results" in output
 
 
@@ -292,15 +285,3 @@ def test_serve_with_a_malformed_scenario_exits_2(tmp_path: Path) -> None:
     result = cli("serve", "--port", str(free_port()), "--scenario", str(bad))
     assert result.returncode == 2
     assert f"{bad}:2: duplicate key 'name'" in result.stderr
-
-
-def wait_until_up(base: str, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(base + "/__admin/projects", timeout=1)
-            return
-        except httpx.TransportError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start") from None
-            time.sleep(0.1)
