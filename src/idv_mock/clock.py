@@ -41,14 +41,18 @@ class Clock:
         return cls(state["mode"], parse_iso(state["now"]), int(state.get("step_ms", 1000)))
 
 
+_STAMP_SEPARATORS = str.maketrans("T:.", "---")
+
+
 def stamp(moment: datetime) -> str:
     """The service's timestamp form, YYYY-MM-DD-HH-MM-SS-ZZZ (ZZZ: milliseconds)."""
-    return moment.strftime("%Y-%m-%d-%H-%M-%S-") + f"{moment.microsecond // 1000:03d}"
+    # isoformat is C: several times cheaper than strftime, and a submission has dozens
+    return moment.isoformat(timespec="milliseconds")[:23].translate(_STAMP_SEPARATORS)
 
 
 def iso(moment: datetime) -> str:
     """ISO 8601 with milliseconds and a trailing Z."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return moment.isoformat(timespec="milliseconds")[:23] + "Z"
 
 
 def parse_iso(text: str) -> datetime:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -15,9 +14,10 @@ from idv_mock import admin, errors
 from idv_mock.api import journaling, monitoring
 from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.delete_submission import delete_partial, delete_submission
+from idv_mock.api.fastlane import MockApp
 from idv_mock.api.faults import fired_rule, rule_response
 from idv_mock.api.get_submission import get_submission
-from idv_mock.api.http import error_response, json_response, project_of
+from idv_mock.api.http import error_response, json_response, project_of, service_of
 from idv_mock.api.patch_submission import patch_submission
 from idv_mock.api.projection import (
     collection_not_allowed,
@@ -128,10 +128,10 @@ def _check_limits(request: Request) -> None:
     length = request.headers.get("content-length", "0")
     if not length.isdigit() or int(length) > MAX_BODY:
         raise GENERIC.error("payload_too_large")
-    service = request.app.state.service
     project = project_of(request)
-    if project is not None:
-        with service.lock:
+    if project is not None and project.options.get("rate_limit_per_second"):
+        # the lock only with a limit: without one, allow_call neither reads nor changes state
+        with service_of(request).lock:
             allowed = project.allow_call()
         if not allowed:
             raise _throttled()
@@ -179,12 +179,15 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return error_response(GENERIC.error("internal_error"))
 
 
-def create_app(service: Service | None = None) -> Starlette:
-    """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given)."""
+def create_app(service: Service | None = None) -> MockApp:
+    """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given).
+
+    A ``MockApp``: Starlette with the fast lane for ``GET /v3/submission`` in front.
+    """
     api = [Route(p, api_endpoint(c, r), methods=ALL_METHODS) for p, (c, r) in API_ROUTES.items()]
     control = [Route(p, admin_endpoint(h), methods=ALL_METHODS) for p, h in admin.ROUTES.items()]
     docs = [Route("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
-    app = Starlette(
+    app = MockApp(
         routes=api + control + docs,
         exception_handlers={
             ApiError: _api_error,
@@ -195,4 +198,5 @@ def create_app(service: Service | None = None) -> Starlette:
     app.router.redirect_slashes = False  # the service does not redirect; neither does the mock
     app.state.service = service or Service()
     app.state.api_families = API_FAMILIES
+    app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
     return app

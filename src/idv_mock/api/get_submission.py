@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import orjson
 from starlette.requests import Request
@@ -14,7 +13,7 @@ from starlette.responses import Response
 from idv_mock import schemas
 from idv_mock.api import secure
 from idv_mock.api.http import JSON, json_response, project_of, query_lists, service_of
-from idv_mock.backend import Project
+from idv_mock.backend import Project, Service
 from idv_mock.backend.store import Selection
 from idv_mock.errors import GET_SUBMISSION as ERR
 
@@ -31,6 +30,8 @@ PARAMS = (
     "request_type",
 )
 ENCRYPTABLE = ("email", "start_date", "end_date", "submission_id")
+_NAMES = frozenset(PARAMS)
+_SECURE_NAMES = frozenset({*PARAMS, "data"})
 REQUEST_TYPES = frozenset(
     schemas.load("get_submission_query.json")["properties"]["request_type"]["enum"]
 )
@@ -47,36 +48,40 @@ class Query:
 
 
 async def get_submission(request: Request) -> Response:
-    service = service_of(request)
     project = project_of(request)
     if project is None:
         raise ERR.error("invalid_project")
-    params = _single_values(query_lists(request), project)
-    if secure.is_secure(project):
-        params = _decrypted_params(params, project)
-    query = parse(params)
+    found = query_lists(request)
+    if not secure.is_secure(project):
+        return Response(plain_page(service_of(request), project, found), media_type=JSON)
+    query = parse(_decrypted_params(_single_values(found, project), project))
+    # the plaintext is the page's JSON as a plain project gets it (crypto takes the bytes)
+    return json_response(secure.encrypted(_page_json(service_of(request), project, query), project))
+
+
+def plain_page(service: Service, project: Project, found: dict[str, list[str]]) -> bytes:
+    """The body of a non-secure project's GET (raises its ApiError): one function for the
+    Starlette route and the fast lane (``fastlane.py``), so they cannot drift apart."""
+    return _page_json(service, project, parse(_single_values(found, project)))
+
+
+def _page_json(service: Service, project: Project, query: Query) -> bytes:
+    """The page as orjson would write ``{"Items": [...], "nextpageKey": {...}}``, joined from
+    each item's JSON. The only code that knows what ``service.read`` returns."""
     items, next_key = service.read(
         project, query.selection, reduced=query.reduced, request_type=query.request_type
     )
-    page_key = None if next_key is None else {"id": next_key[1], "created_at": next_key[0]}
-    if secure.is_secure(project):
-        body: dict[str, object] = {"Items": items}
-        if page_key is not None:
-            body["nextpageKey"] = page_key
-        return json_response(secure.encrypted(body, project))
-    return Response(_joined(project, items, page_key), media_type=JSON)
-
-
-def _joined(project: Project, items: list[dict[str, Any]], page_key: Any) -> bytes:
-    """The body as orjson would write it, from each item's cached JSON."""
-    parts = [b'{"Items":[', b",".join(project.store.encode(i) for i in items), b"]"]
-    if page_key is not None:
-        parts += [b',"nextpageKey":', orjson.dumps(page_key)]
+    parts = [b'{"Items":[', b",".join(items), b"]"]
+    if next_key is not None:
+        parts += [b',"nextpageKey":', orjson.dumps({"id": next_key[1], "created_at": next_key[0]})]
     return b"".join([*parts, b"}"])
 
 
+# --- the query ---
+
+
 def _single_values(found: dict[str, list[str]], project: Project) -> dict[str, str]:
-    allowed = {*PARAMS, "data"} if secure.is_secure(project) else set(PARAMS)
+    allowed = _SECURE_NAMES if secure.is_secure(project) else _NAMES
     for name in found:
         if name not in allowed:
             raise ERR.error("invalid_parameter", name)

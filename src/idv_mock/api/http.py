@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import parse_qsl
 
 import orjson
 from starlette.requests import Request
@@ -12,6 +14,8 @@ from idv_mock.backend import Project, Service
 from idv_mock.errors import ApiError
 
 JSON = "application/json"
+# where a request's project is kept once looked up: the key is read by several steps
+PROJECT_SCOPE_KEY = "idv_mock.project"
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -28,12 +32,23 @@ def service_of(request: Request) -> Service:
     return service
 
 
-def query_lists(request: Request) -> dict[str, list[str]]:
-    """Every query parameter with all its values, in the order they came."""
+def query_pairs(raw: bytes) -> list[tuple[str, str]]:
+    """A raw query string as Starlette's ``QueryParams`` reads it (latin-1, blanks kept), for
+    callers that have the ASGI scope but no ``Request``: both then see the same parameters."""
+    return parse_qsl(raw.decode("latin-1"), keep_blank_values=True)
+
+
+def grouped(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Every parameter with all its values, in the order they came."""
     found: dict[str, list[str]] = {}
-    for name, value in request.query_params.multi_items():
+    for name, value in pairs:
         found.setdefault(name, []).append(value)
     return found
+
+
+def query_lists(request: Request) -> dict[str, list[str]]:
+    """Every query parameter with all its values, in the order they came."""
+    return grouped(request.query_params.multi_items())
 
 
 def parse_json(raw: bytes) -> Any:
@@ -49,5 +64,16 @@ def api_key(request: Request) -> str | None:
 
 
 def project_of(request: Request) -> Project | None:
-    """The project the request's ``x-api-key`` names; None for a missing or unknown key."""
-    return service_of(request).project_for_key(api_key(request) or "")
+    """The project the request's ``x-api-key`` names; None for a missing or unknown key.
+
+    Looked up once per request and kept in the scope: the limits, the fault rules, the
+    handler and the journal all ask, and they must agree even if an admin call replaces the
+    project meanwhile.
+    """
+    scope = request.scope
+    if PROJECT_SCOPE_KEY in scope:
+        found: Project | None = scope[PROJECT_SCOPE_KEY]
+        return found
+    project = service_of(request).project_for_key(api_key(request) or "")
+    scope[PROJECT_SCOPE_KEY] = project
+    return project

@@ -4,7 +4,7 @@ body — decrypted when it came encrypted — status, response, duration, time).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -14,31 +14,62 @@ from starlette.responses import Response
 
 from idv_mock import crypto
 from idv_mock.api import secure
-from idv_mock.api.http import project_of, service_of
-from idv_mock.backend import Project
+from idv_mock.api.http import project_of, query_pairs, service_of
+from idv_mock.backend import Project, Service
 from idv_mock.clock import iso
 
 MASK = "****"
+RawHeaders = Iterable[tuple[bytes, bytes]]
 
 
 async def record(request: Request, response: Response, started: float) -> None:
-    """Keep the call as raw bytes: decoding happens when someone reads the journal, so the
-    hot path pays for a few small dicts, not for parsing every response it just wrote."""
+    """The Starlette path's call, through the same core as the fast lane's."""
     project = project_of(request)
     if project is None:
         return
+    record_call(
+        service_of(request),
+        project,
+        request.method,
+        request.url.path,
+        request.scope["query_string"],
+        request.scope["headers"],
+        await request.body(),
+        response.status_code,
+        bytes(response.body),
+        response.media_type,
+        started,
+    )
+
+
+def record_call(
+    service: Service,
+    project: Project,
+    method: str,
+    path: str,
+    query_string: bytes,
+    headers: RawHeaders,
+    body: bytes,
+    status: int,
+    response: bytes,
+    media_type: str | None,
+    started: float,
+) -> None:
+    """Keep the call raw (query string, header pairs, bytes, clock readings): every call pays
+    for one small dict, and the parsing, masking, decoding and formatting happen in
+    ``describe`` when someone reads the journal, which is rare."""
     entry: dict[str, Any] = {
-        "time": iso(datetime.now(timezone.utc)),
-        "method": request.method,
-        "path": request.url.path,
-        "query": dict(request.query_params.multi_items()),
-        "headers": _masked(request),
-        "body": _kept(await request.body(), None)[0],
-        "status": response.status_code,
-        "response": _kept(bytes(response.body), response.media_type),
-        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        "time": time.time(),
+        "method": method,
+        "path": path,
+        "query": query_string,
+        "headers": tuple(headers),
+        "body": _kept(body, None)[0],
+        "status": status,
+        "response": _kept(response, media_type),
+        "duration_ms": time.perf_counter() - started,
     }
-    with service_of(request).lock:
+    with service.lock:
         if project.journal.decode is None:
             project.journal.decode = _describer(project)
         project.journal.record(entry)
@@ -57,8 +88,17 @@ def _kept(body: bytes, media_type: str | None) -> tuple[bytes, str | None]:
 def _describer(project: Project) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def describe(entry: dict[str, Any]) -> dict[str, Any]:
         raw, (answer, media_type) = entry["body"], entry["response"]
-        out = {**entry, "body": _decoded(raw), "response": _decoded(answer, media_type)}
-        plain = _decrypted(project, entry["query"].get("data") or _form_data(raw))
+        query = dict(query_pairs(entry["query"]))
+        out = {
+            **entry,
+            "time": iso(datetime.fromtimestamp(entry["time"], timezone.utc)),
+            "query": query,
+            "headers": _masked(entry["headers"]),
+            "body": _decoded(raw),
+            "response": _decoded(answer, media_type),
+            "duration_ms": round(entry["duration_ms"] * 1000, 3),
+        }
+        plain = _decrypted(project, query.get("data") or _form_data(raw))
         if plain is not None:
             out["decrypted"] = plain
         return out
@@ -66,8 +106,13 @@ def _describer(project: Project) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return describe
 
 
-def _masked(request: Request) -> dict[str, str]:
-    return {k: (MASK if k == "x-api-key" else v) for k, v in request.headers.items()}
+def _masked(headers: RawHeaders) -> dict[str, str]:
+    """As ``request.headers.items()`` gives them (latin-1, a repeated name's last value)."""
+    out: dict[str, str] = {}
+    for key, value in headers:
+        name = key.decode("latin-1")
+        out[name] = MASK if name == "x-api-key" else value.decode("latin-1")
+    return out
 
 
 def _decoded(raw: bytes, media_type: str | None = None) -> Any:

@@ -63,9 +63,12 @@ class Findings:
 
 @dataclass(slots=True)
 class DuplicateIndex:
-    entries: dict[Key, list[str]] = field(default_factory=dict)
+    """Every value held is immutable (tuples, frozensets), so a copy is a few shallow dict
+    copies: a project's start snapshot and its resets cost little at 100k submissions."""
+
+    entries: dict[Key, tuple[str, ...]] = field(default_factory=dict)
     indexed: dict[str, list[Key]] = field(default_factory=dict)
-    excluded: dict[str, set[str]] = field(default_factory=dict)
+    excluded: dict[str, frozenset[str]] = field(default_factory=dict)
     seq: dict[str, int] = field(default_factory=dict)  # creation order, for stable lists
 
     def check(self, keys: list[Key]) -> Findings:
@@ -75,7 +78,7 @@ class DuplicateIndex:
         info: list[str] = []
         custom: list[str] = []
         for key in keys:
-            found = self.entries.get(key, [])
+            found = self.entries.get(key, ())
             if not found:
                 continue
             kind = key[0]
@@ -92,18 +95,20 @@ class DuplicateIndex:
 
     def add(self, sid: str, keys: Iterable[Key]) -> None:
         self.seq.setdefault(sid, len(self.seq))
-        skip = self.excluded.get(sid, set())
+        skip = self.excluded.get(sid, frozenset())
         kept = [tuple(k) for k in keys if k[0] not in skip]
         self.indexed[sid] = kept
+        entries = self.entries
         for key in kept:
-            self.entries.setdefault(key, []).append(sid)
+            entries[key] = (*entries.get(key, ()), sid)
 
     def remove(self, sid: str) -> list[Key]:
         keys = self.indexed.pop(sid, [])
         for key in keys:
-            holders = self.entries[key]
-            holders.remove(sid)
-            if not holders:
+            holders = tuple(h for h in self.entries[key] if h != sid)
+            if holders:
+                self.entries[key] = holders
+            else:
                 del self.entries[key]
         return keys
 
@@ -115,8 +120,14 @@ class DuplicateIndex:
 
     def exclude(self, sid: str, kinds: Iterable[str]) -> None:
         """Stop checking ``kinds`` against this submission, now and later."""
-        self.excluded.setdefault(sid, set()).update(kinds)
+        self.excluded[sid] = self.excluded.get(sid, frozenset()).union(kinds)
         self.add(sid, self.remove(sid))
+
+    def copy(self) -> DuplicateIndex:
+        """An independent index sharing every (immutable) value."""
+        return DuplicateIndex(
+            dict(self.entries), dict(self.indexed), dict(self.excluded), dict(self.seq)
+        )
 
     def _ordered(self, ids: list[str]) -> list[str]:
         return sorted(set(ids), key=self.seq.__getitem__)

@@ -17,6 +17,7 @@ from idv_mock.fake import IDENTITY_KEYS, SubmissionFactory
 SPAN = timedelta(days=120)
 QUIET = timedelta(hours=1)  # the newest seeded result lands before the clock's start
 Create = Callable[[dict[str, Any], datetime], dict[str, Any]]
+Lookup = Callable[[str], dict[str, Any]]
 
 
 def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datetime]:
@@ -31,20 +32,26 @@ def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datet
     return out
 
 
-def seed(factory: SubmissionFactory, end: datetime, count: int, create: Create) -> None:
-    """Create ``count`` submissions through ``create`` (the project's creation path)."""
-    made: list[dict[str, Any]] = []
+def seed(
+    factory: SubmissionFactory, end: datetime, count: int, create: Create, lookup: Lookup
+) -> None:
+    """Create ``count`` submissions through ``create`` (the project's creation path).
+
+    Only the ids of earlier ones are kept (``lookup`` reads one back when it is re-used),
+    so seeding 100k holds no second copy of them.
+    """
+    made: list[str] = []
     for when in moments(factory, end, count):
-        overrides = _mix(factory, made)
+        overrides = _mix(factory, made, lookup)
         overrides.setdefault("aml", _screened(factory))
-        made.append(create(overrides, when))
+        made.append(create(overrides, when)["submission_id"])
 
 
-def _mix(factory: SubmissionFactory, made: list[dict[str, Any]]) -> dict[str, Any]:
+def _mix(factory: SubmissionFactory, made: list[str], lookup: Lookup) -> dict[str, Any]:
     roll = factory.rng.random()
     if not made or roll < 0.62:
         return {}
-    earlier = factory.rng.choice(made)
+    earlier = lookup(factory.rng.choice(made))
     if roll < 0.82:  # the same user again
         data = {k: earlier["data"][k] for k in IDENTITY_KEYS if k in earlier["data"]}
         return {"userid": earlier["userid"], "email": earlier["email"], "data": data}

@@ -66,12 +66,15 @@ class Service(ScreeningOperations):
         self.clock = Clock(self.config.clock_mode)
         self.projects: dict[str, Project] = {}
         self._by_key: dict[str, Project] = {}
-        # Start states, parsed once and shared with the live state: stored objects are never
-        # changed in place (every change builds new dicts), so a reset only re-indexes.
-        self._project_starts: dict[str, dict[str, Any]] = {}  # project id -> its start
-        self._seed()
-        self._start = orjson.loads(orjson.dumps(self.export_state()))
-        self._restore(self._start)
+        # Start states as snapshots sharing the stored JSON with the live state (stored
+        # bytes are immutable), so a reset copies indexes, not submissions.
+        self._project_starts: dict[str, Project] = {}  # project id -> its start
+        with _no_gc():
+            self._seed()
+        self._start_clock = self.clock.export()
+        self._start = {pid: _clone(p) for pid, p in self.projects.items()}
+        self._project_starts = dict(self._start)
+        gc.freeze()  # the long-lived state need not be walked by every collection
 
     # --- start state ---
     def _seed(self) -> None:
@@ -83,30 +86,43 @@ class Service(ScreeningOperations):
         def create(overrides: dict[str, Any], when: datetime) -> Submission:
             return self._create(project, overrides, when)
 
-        seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create)
+        def lookup(sid: str) -> Submission:
+            found = project.store.get(sid)
+            assert found is not None
+            return found
+
+        with self.factory.pooled(cfg.seed_count):
+            seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, lookup)
         self.factory.reseed(cfg.random_seed + POST_SEED)
 
     def reset(self) -> None:
         """Back to the state right after start-up (seeded default project only)."""
         with self._lock:
-            self._restore(self._start)
+            self._install(Clock.restore(self._start_clock), list(self._start.values()))
+            self._project_starts = dict(self._start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
             self.webhooks.clear()
 
     def _restore(self, state: dict[str, Any]) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
         with _no_gc():
-            projects = [self._configured(_import_project(p)) for p in state["projects"]]
+            projects = [_import_project(p) for p in state["projects"]]
         if len({p.api_key for p in projects}) != len(projects):
             raise InvalidInput("two projects share an api_key")
         if len({p.project_id for p in projects}) != len(projects):
             raise InvalidInput("two projects share a project_id")
         with self._lock:
-            self.clock = Clock.restore(state["clock"])
-            self.projects = {p.project_id: p for p in projects}
-            self._by_key = {p.api_key: p for p in projects}
-            self._project_starts = {d["project"]["project_id"]: d for d in state["projects"]}
-        gc.freeze()  # the long-lived state need not be walked by every collection
+            self._install(Clock.restore(state["clock"]), projects)
+            self._project_starts = {p.project_id: p for p in projects}
+        gc.freeze()
+
+    def _install(self, clock: Clock, starts: list[Project]) -> None:
+        """Live copies of ``starts`` become the whole state."""
+        with _no_gc():
+            projects = [self._configured(_clone(p)) for p in starts]
+        self.clock = clock
+        self.projects = {p.project_id: p for p in projects}
+        self._by_key = {p.api_key: p for p in projects}
 
     def _configured(self, project: Project) -> Project:
         project.journal.size = self.config.journal_size
@@ -117,7 +133,7 @@ class Service(ScreeningOperations):
         with self._lock:
             old = self.project(project_id)
             with _no_gc():
-                fresh = self._configured(_import_project(self._project_starts[project_id]))
+                fresh = self._configured(_clone(self._project_starts[project_id]))
             self.projects[project_id] = fresh
             del self._by_key[old.api_key]
             self._by_key[fresh.api_key] = fresh
@@ -139,8 +155,8 @@ class Service(ScreeningOperations):
             project.created_at = iso(self.clock.now())
             self.projects[project.project_id] = project
             self._by_key[project.api_key] = project
-            self._project_starts[project.project_id] = _export_project(self._configured(project))
-            return project
+            self._project_starts[project.project_id] = _clone(project)
+            return self._configured(project)
 
     def update_project(self, project_id: str, changes: dict[str, Any]) -> Project:
         """Change a project's admins and options (options merge over the current ones)."""
@@ -316,17 +332,23 @@ class Service(ScreeningOperations):
     # --- submissions: the API's operations ---
     def read(
         self, project: Project, sel: Selection, *, reduced: bool, request_type: str | None
-    ) -> tuple[list[Submission], SortKey | None]:
+    ) -> tuple[list[bytes], SortKey | None]:
+        """One page as each item's JSON: a whole stored item is its stored bytes as they are."""
         with self._lock:
             found, next_key = project.store.select(sel)
             style = str(project.options["projection_style"])
             shaped = []
-            for sub in found:
+            for sid in found:
+                hidden = project.hidden_fields(sid)
+                if not (hidden or request_type):
+                    plain = project.store.view(sid, "reduced", views.reduced) if reduced else None
+                    shaped.append(plain or project.store.blobs[sid])
+                    continue
+                sub = orjson.loads(project.store.blobs[sid])
                 view = views.reduced(sub) if reduced else sub
-                hidden = project.hidden_fields(sub["submission_id"])
                 if hidden:
                     view = views.projected(view, hidden, style, reduced=reduced)
-                shaped.append(views.by_request_type(view, request_type))
+                shaped.append(orjson.dumps(views.by_request_type(view, request_type)))
             return shaped, next_key
 
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
@@ -344,7 +366,8 @@ class Service(ScreeningOperations):
             kinds = {
                 duplicates.KIND_OF_PROPERTY[p] for p in changes if p in duplicates.KIND_OF_PROPERTY
             }
-            project.store.dups.update(sid, duplicates.keys_of(edited), kinds)
+            if kinds:  # only identity and number edits change what duplicates are checked on
+                project.store.dups.update(sid, duplicates.keys_of(edited), kinds)
             new = derive.apply_masking(edited, project.options)
             new = self._edit_stamps(new, changes, admin, now)
             project.store.replace(old, new)
@@ -479,11 +502,32 @@ def _export_project(project: Project) -> dict[str, Any]:
     }
 
 
+def _clone(project: Project) -> Project:
+    """An independent copy of a project's lasting state (no fault rules, journal or limit):
+    a start snapshot, or a live project made from one."""
+    fresh = Project(
+        project.project_id,
+        project.api_key,
+        list(project.admins),
+        orjson.loads(orjson.dumps(project.options)),
+        project.created_at,
+    )
+    fresh.store = project.store.copy()
+    fresh.projections = Projections.restore(_owned(project.projections.export()))
+    fresh.aml = AmlState.restore(_owned(project.aml.export()))
+    fresh.monitoring = Monitoring.restore(_owned(project.monitoring.export()))
+    return fresh
+
+
+def _owned(doc: Any) -> Any:
+    return orjson.loads(orjson.dumps(doc))
+
+
 def _import_project(doc: dict[str, Any]) -> Project:
     spec = doc["project"]
     project = Project.from_input(spec, spec.get("created_at", ""))
     for sid, kinds in doc.get("dup_excluded", {}).items():
-        project.store.dups.excluded[sid] = set(kinds)
+        project.store.dups.excluded[sid] = frozenset(kinds)
     project.projections = Projections.restore(doc.get("projections", {}))
     project.aml = AmlState.restore(doc.get("aml", {}))
     project.monitoring = Monitoring.restore(doc.get("worklists", []))

@@ -1,14 +1,20 @@
 """One project's submissions: storage, read order, look-up indexes, duplicate index.
 
+Each submission is kept as its JSON (orjson bytes), not as nested dicts: about a quarter
+of the memory (8 KB against 28 KB for a full one), and a read of a whole item, the most
+common call, joins stored bytes without serializing anything. Whoever needs the object
+(an edit, a view, a screening) decodes a fresh copy, so nothing stored is ever changed in
+place and a start snapshot can share the bytes with the live state.
+
 Reads are newest first (``created_at``, ties by ``submission_id``), kept as an ascending
 list of ``(created_at, submission_id)`` keys so a page is a bisect and a short walk, at any
-size. The store holds submissions as stored; views are made in ``views.py``.
+size; user id and e-mail have their own indexes.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +24,7 @@ from idv_mock.backend.duplicates import DuplicateIndex, Key
 
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
+Meta = tuple[str, Any, Any]  # created_at, userid, email: what a selection compares
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,110 +42,144 @@ class Selection:
 
 @dataclass(slots=True)
 class SubmissionStore:
-    items: dict[str, Submission] = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    meta: dict[str, Meta] = field(default_factory=dict)
     order: list[SortKey] = field(default_factory=list)
-    by_user: dict[str, list[str]] = field(default_factory=dict)
-    by_email: dict[str, list[str]] = field(default_factory=dict)
+    by_user: dict[str, tuple[str, ...]] = field(default_factory=dict)  # immutable values,
+    by_email: dict[str, tuple[str, ...]] = field(default_factory=dict)  # so copies are shallow
     dups: DuplicateIndex = field(default_factory=DuplicateIndex)
-    encoded: dict[str, tuple[Submission, bytes]] = field(default_factory=dict)
+    # JSON of derived views (the user-id list's summary), made on first read, dropped when
+    # the submission changes: a repeated user-id read then costs no decoding
+    views: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.blobs)
 
     def __iter__(self) -> Iterator[Submission]:
-        return iter(self.items.values())
+        """Every submission, decoded, in the order they were stored."""
+        return (orjson.loads(blob) for blob in list(self.blobs.values()))
 
     def get(self, sid: str) -> Submission | None:
-        return self.items.get(sid)
+        """A fresh decoded copy: the caller may change it without touching the store."""
+        blob = self.blobs.get(sid)
+        return None if blob is None else orjson.loads(blob)
+
+    def raw(self, sid: str) -> bytes | None:
+        """The stored JSON, as GET returns a whole item."""
+        return self.blobs.get(sid)
+
+    def view(self, sid: str, kind: str, make: Callable[[Submission], Any]) -> bytes:
+        """The JSON of ``make(submission)``, kept under ``kind`` until the submission changes."""
+        kept = self.views.setdefault(sid, {})
+        found = kept.get(kind)
+        if found is None:
+            found = kept[kind] = orjson.dumps(make(orjson.loads(self.blobs[sid])))
+        return found
 
     def add(self, sub: Submission, dup_keys: list[Key]) -> None:
         sid = sub["submission_id"]
-        self.items[sid] = sub
-        bisect.insort(self.order, (sub["created_at"], sid))
-        self._index_contacts(sub)
+        self.blobs[sid] = _compact(orjson.dumps(sub))
+        self.meta[sid] = (sub["created_at"], sub.get("userid"), sub.get("email"))
+        key = (sub["created_at"], sid)
+        if not self.order or key > self.order[-1]:
+            self.order.append(key)  # the usual case: created now, so newest
+        else:
+            bisect.insort(self.order, key)
+        self._index_contacts(sid)
         self.dups.add(sid, dup_keys)
-
-    def encode(self, view: Submission) -> bytes:
-        """The JSON of a view; a stored submission's is kept until the submission changes.
-
-        Stored submissions are never changed in place (a change stores a new dict), so the
-        identity check is all the invalidation needed; reads of pages then join bytes.
-        """
-        sid = view.get("submission_id")
-        if not isinstance(sid, str) or self.items.get(sid) is not view:
-            return orjson.dumps(view)
-        cached = self.encoded.get(sid)
-        if cached is None or cached[0] is not view:
-            cached = (view, orjson.dumps(view))
-            self.encoded[sid] = cached
-        return cached[1]
 
     def replace(self, old: Submission, new: Submission) -> None:
         """Swap a stored submission for a new version of it (same id and ``created_at``)."""
-        self.encoded.pop(new["submission_id"], None)
-        self._unindex_contacts(old)
-        self.items[new["submission_id"]] = new
-        self._index_contacts(new)
+        sid = new["submission_id"]
+        self.views.pop(sid, None)
+        self.blobs[sid] = _compact(orjson.dumps(new))
+        meta = (new["created_at"], new.get("userid"), new.get("email"))
+        if meta != self.meta[sid]:
+            self._unindex_contacts(sid)
+            self.meta[sid] = meta
+            self._index_contacts(sid)
 
-    def _index_contacts(self, sub: Submission) -> None:
-        for index, key in ((self.by_user, "userid"), (self.by_email, "email")):
-            if sub.get(key):
-                index.setdefault(sub[key], []).append(sub["submission_id"])
+    def copy(self) -> SubmissionStore:
+        """An independent store sharing the (immutable) stored bytes: a snapshot or a reset
+        costs the indexes, not the submissions."""
+        return SubmissionStore(
+            dict(self.blobs),
+            dict(self.meta),
+            list(self.order),
+            dict(self.by_user),
+            dict(self.by_email),
+            self.dups.copy(),
+        )
 
-    def _unindex_contacts(self, sub: Submission) -> None:
-        for index, key in ((self.by_user, "userid"), (self.by_email, "email")):
-            holders = index.get(sub.get(key) or "")
-            if holders and sub["submission_id"] in holders:
-                holders.remove(sub["submission_id"])
-                if not holders:
-                    del index[sub[key]]
+    def _index_contacts(self, sid: str) -> None:
+        _, userid, email = self.meta[sid]
+        if userid:
+            self.by_user[userid] = (*self.by_user.get(userid, ()), sid)
+        if email:
+            self.by_email[email] = (*self.by_email.get(email, ()), sid)
 
-    def select(self, sel: Selection) -> tuple[list[Submission], SortKey | None]:
-        """One page of matches, newest first, and the key of its last item if more follow."""
-        found: list[Submission] = []
-        for sub in self._candidates(sel):
-            if _matches(sub, sel):
-                found.append(sub)
+    def _unindex_contacts(self, sid: str) -> None:
+        _, userid, email = self.meta[sid]
+        for index, value in ((self.by_user, userid), (self.by_email, email)):
+            holders = index.get(value or "")
+            if holders and sid in holders:
+                rest = tuple(h for h in holders if h != sid)
+                if rest:
+                    index[value] = rest
+                else:
+                    del index[value]
+
+    def select(self, sel: Selection) -> tuple[list[str], SortKey | None]:
+        """One page of matching ids, newest first, and the key of its last one if more follow."""
+        if sel.submission_id is None and sel.userid is None and sel.email is None:
+            return self._page(sel)
+        found: list[str] = []
+        for sid in self._candidates(sel):
+            if self._matches(sid, sel):
+                found.append(sid)
                 if len(found) > sel.count:
                     break
         if len(found) > sel.count:
             last = found[sel.count - 1]
-            return found[: sel.count], (last["created_at"], last["submission_id"])
+            return found[: sel.count], (self.meta[last][0], last)
         return found, None
 
-    def _candidates(self, sel: Selection) -> Iterator[Submission]:
+    def _candidates(self, sel: Selection) -> Iterator[str]:
         if sel.submission_id is not None:
-            hit = self.items.get(sel.submission_id)
-            return iter([hit] if hit else [])
-        ids = self.by_user.get(sel.userid) if sel.userid is not None else None
-        if sel.userid is None and sel.email is not None:
-            ids = self.by_email.get(sel.email)
-        if sel.userid is not None or sel.email is not None:
-            subs = [self.items[i] for i in ids or []]
-            subs.sort(key=lambda s: (s["created_at"], s["submission_id"]), reverse=True)
-            return iter(subs)
-        return self._walk_down(sel)
+            return iter([sel.submission_id] if sel.submission_id in self.blobs else [])
+        if sel.userid is not None:
+            ids = self.by_user.get(sel.userid) or ()
+        else:
+            ids = self.by_email.get(sel.email or "") or ()
+        return iter(sorted(ids, key=lambda s: (self.meta[s][0], s), reverse=True))
 
-    def _walk_down(self, sel: Selection) -> Iterator[Submission]:
-        hi = len(self.order)
-        if sel.end_date is not None:
-            hi = bisect.bisect_left(self.order, (sel.end_date + "~", ""))
+    def _page(self, sel: Selection) -> tuple[list[str], SortKey | None]:
+        """A page of everything between the dates: three bisects and one slice, whatever
+        the store's size (every key in the slice matches, so nothing is checked one by one)."""
+        order = self.order
+        hi = len(order)
+        if sel.end_date is not None:  # created_at[:10] <= end_date
+            hi = bisect.bisect_left(order, (sel.end_date + "~", ""))
         if sel.after is not None:
-            hi = min(hi, bisect.bisect_left(self.order, sel.after))
-        for i in range(hi - 1, -1, -1):
-            created, sid = self.order[i]
-            if sel.start_date is not None and created < sel.start_date:
-                return
-            yield self.items[sid]
+            hi = min(hi, bisect.bisect_left(order, sel.after))
+        lo = 0 if sel.start_date is None else bisect.bisect_left(order, (sel.start_date, ""))
+        keys = order[max(lo, hi - sel.count - 1) : hi][::-1]
+        if len(keys) > sel.count:
+            return [sid for _, sid in keys[: sel.count]], keys[sel.count - 1]
+        return [sid for _, sid in keys], None
+
+    def _matches(self, sid: str, sel: Selection) -> bool:
+        created, userid, email = self.meta[sid]
+        return (
+            (sel.userid is None or userid == sel.userid)
+            and (sel.email is None or email == sel.email)
+            and (sel.start_date is None or created >= sel.start_date)
+            and (sel.end_date is None or created[:10] <= sel.end_date)
+            and (sel.after is None or (created, sid) < sel.after)
+        )
 
 
-def _matches(sub: Submission, sel: Selection) -> bool:
-    created = sub["created_at"]
-    key = (created, sub["submission_id"])
-    return (
-        (sel.userid is None or sub.get("userid") == sel.userid)
-        and (sel.email is None or sub.get("email") == sel.email)
-        and (sel.start_date is None or created >= sel.start_date)
-        and (sel.end_date is None or created[:10] <= sel.end_date)
-        and (sel.after is None or key < sel.after)
-    )
+def _compact(blob: bytes) -> bytes:
+    """An exact-size copy: orjson's own buffer keeps its growth room (about 10 KB of memory
+    held for a 6 KB submission), which at 100k submissions is most of the footprint."""
+    return bytes(memoryview(blob))
