@@ -1,9 +1,11 @@
 """Part 2: the cost of one call through the in-process clients tests use.
 
-The sync client is built exactly as the ``idv_client`` fixture builds it (Starlette's
-TestClient, which crosses an anyio thread portal per call); the async one as
-``idv_async_client`` (httpx.AsyncClient on httpx.ASGITransport). Each call is timed on
-its own with ``time.perf_counter_ns``; the first calls are a warm-up and not kept.
+Both clients are built exactly as the fixtures build them: the sync one as ``idv_client``
+(``idv_mock.transport.InProcessClient``, an ``httpx.Client``, on ``ASGITransport``, which
+runs the app on an event loop of its own in the calling thread), the async one as
+``idv_async_client`` (``AsyncInProcessClient``, an ``httpx.AsyncClient``, on
+``AsyncASGITransport``). Each call is timed on its own with ``time.perf_counter_ns``; the
+first calls are a warm-up and not kept.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import cProfile
 import io
 import pstats
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,12 +22,13 @@ from typing import Any
 import httpx
 from benchstate import API_KEY, Call, projection_body, projection_key
 
-with warnings.catch_warnings():
-    # Starlette 1.x would rather see httpx2; the idv_client fixture uses httpx all the same
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
-
 from idv_mock import Service, create_app
+from idv_mock.transport import (
+    ASGITransport,
+    AsyncASGITransport,
+    AsyncInProcessClient,
+    InProcessClient,
+)
 
 BASE_URL = "http://idv-mock/v3"
 Request = tuple[str, str, bytes | None, dict[str, str]]
@@ -98,16 +100,18 @@ async def time_async(client: httpx.AsyncClient, call: Call, count: int, warmup: 
     return samples
 
 
-def sync_client(service: Service, app: Any = None) -> TestClient:
+def sync_client(service: Service, app: Any = None) -> httpx.Client:
     """As the ``idv_client`` fixture builds it (``app``: another app, for the client floor)."""
-    app = app or create_app(service)
-    return TestClient(app, base_url=BASE_URL, headers={"x-api-key": API_KEY})
+    transport = ASGITransport(app or create_app(service))
+    return InProcessClient(transport=transport, base_url=BASE_URL, headers={"x-api-key": API_KEY})
 
 
 def async_client(service: Service, app: Any = None) -> httpx.AsyncClient:
     """As the ``idv_async_client`` fixture builds it."""
-    transport = httpx.ASGITransport(app=app or create_app(service))
-    return httpx.AsyncClient(transport=transport, base_url=BASE_URL, headers={"x-api-key": API_KEY})
+    transport = AsyncASGITransport(app or create_app(service))
+    return AsyncInProcessClient(
+        transport=transport, base_url=BASE_URL, headers={"x-api-key": API_KEY}
+    )
 
 
 def count_for(call: Call, calls: int) -> int:

@@ -66,7 +66,7 @@ class Draw:
 def draw(store: Any, calls: int) -> Draw:
     rng = random.Random(8)
     return Draw(
-        ids=rng.choices(list(store.items), k=calls),
+        ids=rng.choices(list(store.blobs), k=calls),
         emails=rng.choices(sorted(store.by_email), k=calls),
         positions=rng.choices(store.order[50:] or store.order, k=max(100, calls // 4)),
     )
@@ -111,14 +111,13 @@ def http_latencies(service: Any, d: Draw) -> dict[str, float]:
 
 
 async def _http_kinds(service: Any, kinds: dict[str, list[dict[str, str]]]) -> dict[str, float]:
-    import httpx
-
     from idv_mock import create_app
+    from idv_mock.transport import AsyncASGITransport, AsyncInProcessClient
 
-    transport = httpx.ASGITransport(app=create_app(service))
+    transport = AsyncASGITransport(create_app(service))  # as the idv_async_client fixture
     headers = {"x-api-key": service.project("default").api_key}
     out = {}
-    async with httpx.AsyncClient(
+    async with AsyncInProcessClient(
         transport=transport, base_url="http://idv-mock/v3", headers=headers
     ) as client:
         for kind, queries in kinds.items():

@@ -19,7 +19,6 @@ import os
 import threading
 import time
 import uuid
-import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,12 @@ import uvicorn
 
 from idv_mock import Service, ServiceConfig, create_app, crypto
 from idv_mock.receiver import Received, WebhookReceiver
+from idv_mock.transport import (
+    ASGITransport,
+    AsyncASGITransport,
+    AsyncInProcessClient,
+    InProcessClient,
+)
 
 OPTIONS = {
     # name: (default, help)
@@ -204,16 +209,20 @@ def idv_project(_idv_live: IdvServer, request: pytest.FixtureRequest) -> Iterato
     yield IdvServer(_idv_live.host, _idv_live.port, _idv_live.service, project.project_id)
 
 
+IN_PROCESS_BASE_URL = "http://idv-mock/v3"
+
+
 @pytest.fixture
 def idv_client(idv_service: Service) -> Iterator[httpx.Client]:
-    """A synchronous client of the in-process app, base URL ending in /v3, API key set."""
-    with warnings.catch_warnings():  # Starlette 1.x suggests its httpx2 fork; httpx works
-        warnings.simplefilter("ignore")
-        from starlette.testclient import TestClient
+    """A synchronous client of the in-process app, base URL ending in /v3, API key set.
 
+    An ``httpx.Client`` calling the app directly on an event loop of its own in the test's
+    thread (``idv_mock.transport``): no sockets and no thread hop per call.
+    """
+    transport = ASGITransport(create_app(idv_service))
     key = idv_service.project("default").api_key
-    with TestClient(
-        create_app(idv_service), base_url="http://idv-mock/v3", headers={"x-api-key": key}
+    with InProcessClient(
+        transport=transport, base_url=IN_PROCESS_BASE_URL, headers={"x-api-key": key}
     ) as client:
         yield client
 
@@ -221,10 +230,10 @@ def idv_client(idv_service: Service) -> Iterator[httpx.Client]:
 @pytest.fixture
 async def idv_async_client(idv_service: Service) -> AsyncIterator[httpx.AsyncClient]:
     """The same for async tests (any async plugin: anyio, pytest-asyncio)."""
-    transport = httpx.ASGITransport(app=create_app(idv_service))
+    transport = AsyncASGITransport(create_app(idv_service))
     key = idv_service.project("default").api_key
-    async with httpx.AsyncClient(
-        transport=transport, base_url="http://idv-mock/v3", headers={"x-api-key": key}
+    async with AsyncInProcessClient(
+        transport=transport, base_url=IN_PROCESS_BASE_URL, headers={"x-api-key": key}
     ) as client:
         yield client
 

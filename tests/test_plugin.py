@@ -26,6 +26,25 @@ def anyio_backend():
 async def test_async_client(idv_async_client):
     assert (await idv_async_client.get("/submission")).status_code == 200
 
+def test_client_is_httpx_on_the_same_service(idv_service, idv_client):
+    assert isinstance(idv_client, httpx.Client)
+    assert str(idv_client.base_url) == "http://idv-mock/v3/"
+    sid = idv_service.create_submission("default")["submission_id"]
+    items = idv_client.get("/submission", params={"submission_id": sid}).json()["Items"]
+    assert [item["submission_id"] for item in items] == [sid]
+
+@pytest.mark.anyio
+async def test_both_clients_in_an_async_test(idv_service, idv_client, idv_async_client):
+    assert isinstance(idv_async_client, httpx.AsyncClient)
+    sid = idv_service.create_submission("default")["submission_id"]
+    params = {"submission_id": sid, "admin_name": "a@b.co"}
+    assert (await idv_async_client.request("DELETE", "/submission", params=params)).is_success
+    idv_service.add_fault(
+        "default", {"match": {"path": "/v3/submission"}, "delay_ms": 5, "times": 1}
+    )
+    item = idv_client.get("/submission", params={"submission_id": sid}).json()["Items"][0]
+    assert item["status"] == "Deleted Submission"
+
 def test_receiver(idv_service, idv_client, idv_webhook_receiver):
     sid = idv_service.create_submission("default")["submission_id"]
     params = {"submission_id": sid, "admin_name": "a@b.co"}
@@ -38,7 +57,7 @@ def test_every_fixture_works_in_a_fresh_project(pytester: pytest.Pytester) -> No
     pytester.makeini("[pytest]\nidv_mock_seed_count = 7\n")
     pytester.makepyfile(test_fixtures=USES_EVERY_FIXTURE)
     result = pytester.runpytest_subprocess()
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=7)
 
 
 def test_each_test_starts_from_the_seeded_state(pytester: pytest.Pytester) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from contextlib import ExitStack
 from typing import Any
@@ -186,15 +185,12 @@ def _root(base_url: str) -> str:
 
 
 def _in_process_client(service: Service) -> httpx.Client:
-    """Starlette's TestClient (an ``httpx.Client``) on the app, answering 500s as responses."""
+    """The ``idv_client`` fixture's client on the app, answering 500s as responses."""
     from idv_mock.api.app import create_app
+    from idv_mock.transport import ASGITransport, InProcessClient
 
-    with warnings.catch_warnings():  # Starlette 1.x prefers the httpx2 fork; httpx works alike
-        warnings.filterwarnings("ignore", "Using .httpx. with .starlette.testclient")
-        from starlette.testclient import TestClient
-
-        app = create_app(service)
-        return TestClient(app, base_url="http://testserver", raise_server_exceptions=False)
+    transport = ASGITransport(create_app(service), raise_app_exceptions=False)
+    return InProcessClient(transport=transport, base_url="http://testserver")
 
 
 def _connect(
