@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import itertools
 import random
 import string
 from collections.abc import Callable, Iterator
@@ -93,7 +94,7 @@ class _Random(random.Random):
 
 
 POOL_FROM = 2_000  # seeding this many or more draws Faker values from pools
-POOL_SIZE = 300  # values per Faker method and locale (fewer for smaller counts)
+POOL_SIZE = 200  # values per Faker method and locale (fewer for smaller counts)
 
 
 class _Pooled:
@@ -102,15 +103,18 @@ class _Pooled:
 
     def __init__(self, faker: Any, rng: random.Random, size: int) -> None:
         self._faker, self._rng, self._size = faker, rng, size
-        self._pools: dict[str, list[str]] = {}
 
     def __getattr__(self, name: str) -> Callable[[], str]:
-        pool = self._pools.get(name)
-        if pool is None:
-            make = getattr(self._faker, name)
-            pool = self._pools[name] = [make() for _ in range(self._size)]
-        rng = self._rng
-        return lambda: pool[int(rng.random() * len(pool))]
+        """Called once per method: the picker it makes is then an ordinary attribute."""
+        make = getattr(self._faker, name)
+        pool: list[str] = [make() for _ in range(self._size)]
+        draw, size = self._rng.random, len(pool)
+
+        def pick() -> str:
+            return pool[int(draw() * size)]
+
+        setattr(self, name, pick)
+        return pick
 
 
 class SubmissionFactory:
@@ -121,7 +125,7 @@ class SubmissionFactory:
         self.faker = copy.deepcopy(_prototype())  # building a Faker costs ~30 ms per locale
         self.faker.seed_instance(seed)
         self._nations = list(LOCALES)
-        self._weights = [w for _, w in LOCALES.values()]
+        self._cum_weights = list(itertools.accumulate(w for _, w in LOCALES.values()))
         self._pools: dict[str, _Pooled] | None = None
         self._pool_size = POOL_SIZE
 
@@ -173,7 +177,7 @@ class SubmissionFactory:
         return ".".join(str(n) for n in (first, *rest))
 
     def nationality(self) -> str:
-        return self.rng.choices(self._nations, self._weights)[0]
+        return self.rng.choices(self._nations, cum_weights=self._cum_weights)[0]
 
     # --- identity ---
     def identity(self, when: datetime, given: dict[str, Any] | None = None) -> dict[str, str]:
@@ -236,7 +240,7 @@ class SubmissionFactory:
         given_data = overrides.get("data") if isinstance(overrides.get("data"), dict) else None
         ident = self.identity(when, given_data)
         sid = self.uuid()
-        result = self.rng.choices(("approved", "rejected"), (7, 3))[0]
+        result = self.rng.choices(("approved", "rejected"), cum_weights=(7, 10))[0]  # 7:3
         kyc_at = when + timedelta(milliseconds=self.rng.randint(50, 900))  # before the next tick
         ip = self.public_ip()
         email = self._email(ident)
@@ -327,9 +331,8 @@ class SubmissionFactory:
         }
 
     def _plus_code(self, n: int) -> str:
-        alphabet = "23456789CFGHJMPQRVWX"
-        code = "".join(self.rng.choice(alphabet) for _ in range(n))
-        return f"{code}+{self.rng.choice(alphabet)}{self.rng.choice(alphabet)}"
+        code = "".join(self.rng.choices("23456789CFGHJMPQRVWX", k=n + 2))
+        return f"{code[:n]}+{code[n:]}"
 
     def _ocr_raw(self, ident: dict[str, str]) -> dict[str, Any]:
         items = {
@@ -373,7 +376,7 @@ class SubmissionFactory:
         return [{"answer": "Occupation", "inputValue": job, "blockType": "text"}]
 
     def _kyc(self, ident: dict[str, str], result: str, when: datetime, sid: str) -> dict[str, Any]:
-        tries = self.rng.choices((1, 2, 3), (6, 3, 1))[0]
+        tries = self.rng.choices((1, 2, 3), cum_weights=(6, 9, 10))[0]  # 6:3:1
         attempts = [self._attempt(i + 1, ident, when, sid) for i in range(tries)]
         retry = [
             {

@@ -71,10 +71,16 @@ def _page_json(service: Service, project: Project, query: Query) -> bytes:
     items, next_key = service.read(
         project, query.selection, reduced=query.reduced, request_type=query.request_type
     )
-    parts = [b'{"Items":[', b",".join(items), b"]"]
+    parts = [b'{"Items":[']
+    for item in items:  # one join, one copy of a page that may be megabytes
+        parts += (item, b",")
+    if items:
+        parts.pop()
+    parts.append(b"]")
     if next_key is not None:
         parts += [b',"nextpageKey":', orjson.dumps({"id": next_key[1], "created_at": next_key[0]})]
-    return b"".join([*parts, b"}"])
+    parts.append(b"}")
+    return b"".join(parts)
 
 
 # --- the query ---

@@ -17,7 +17,6 @@ from idv_mock.fake import IDENTITY_KEYS, SubmissionFactory
 SPAN = timedelta(days=120)
 QUIET = timedelta(hours=1)  # the newest seeded result lands before the clock's start
 Create = Callable[[dict[str, Any], datetime], dict[str, Any]]
-Lookup = Callable[[str], dict[str, Any]]
 
 
 def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datetime]:
@@ -32,32 +31,44 @@ def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datet
     return out
 
 
-def seed(
-    factory: SubmissionFactory, end: datetime, count: int, create: Create, lookup: Lookup
-) -> None:
+def seed(factory: SubmissionFactory, end: datetime, count: int, create: Create) -> None:
     """Create ``count`` submissions through ``create`` (the project's creation path).
 
-    Only the ids of earlier ones are kept (``lookup`` reads one back when it is re-used),
-    so seeding 100k holds no second copy of them.
+    Of each one only what a later one may re-use is kept (as a tuple of its strings, not
+    the submission), so seeding 100k holds no second copy of them.
     """
-    made: list[str] = []
+    made: list[Reusable] = []
     for when in moments(factory, end, count):
-        overrides = _mix(factory, made, lookup)
+        overrides = _mix(factory, made)
         overrides.setdefault("aml", _screened(factory))
-        made.append(create(overrides, when)["submission_id"])
+        made.append(_reusable(create(overrides, when)))
 
 
-def _mix(factory: SubmissionFactory, made: list[str], lookup: Lookup) -> dict[str, Any]:
+# userid, email, selfie image, then the IDENTITY_KEYS values (None where absent)
+Reusable = tuple[Any, ...]
+
+
+def _reusable(sub: dict[str, Any]) -> Reusable:
+    data = sub["data"]
+    return (
+        sub["userid"],
+        sub["email"],
+        sub["image"]["selfieImage"],
+        *(data.get(k) for k in IDENTITY_KEYS),
+    )
+
+
+def _mix(factory: SubmissionFactory, made: list[Reusable]) -> dict[str, Any]:
     roll = factory.rng.random()
     if not made or roll < 0.62:
         return {}
-    earlier = lookup(factory.rng.choice(made))
+    userid, email, selfie, *identity = factory.rng.choice(made)
     if roll < 0.82:  # the same user again
-        data = {k: earlier["data"][k] for k in IDENTITY_KEYS if k in earlier["data"]}
-        return {"userid": earlier["userid"], "email": earlier["email"], "data": data}
+        data = {k: v for k, v in zip(IDENTITY_KEYS, identity, strict=True) if v is not None}
+        return {"userid": userid, "email": email, "data": data}
     if roll < 0.92:  # someone else with the same e-mail
-        return {"email": earlier["email"]}
-    return {"image": {"selfieImage": earlier["image"]["selfieImage"]}}
+        return {"email": email}
+    return {"image": {"selfieImage": selfie}}
 
 
 def _screened(factory: SubmissionFactory) -> dict[str, Any]:

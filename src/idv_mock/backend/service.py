@@ -83,16 +83,13 @@ class Service(ScreeningOperations):
         project = self.create_project({**spec, "options": cfg.options})
         self.factory.reseed(cfg.random_seed)
 
-        def create(overrides: dict[str, Any], when: datetime) -> Submission:
-            return self._create(project, overrides, when)
+        shared = project.project_options()  # the same for every seeded one; built once
 
-        def lookup(sid: str) -> Submission:
-            found = project.store.get(sid)
-            assert found is not None
-            return found
+        def create(overrides: dict[str, Any], when: datetime) -> Submission:
+            return self._create(project, overrides, when, mirrored=shared)
 
         with self.factory.pooled(cfg.seed_count):
-            seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, lookup)
+            seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create)
         self.factory.reseed(cfg.random_seed + POST_SEED)
 
     def reset(self) -> None:
@@ -304,13 +301,18 @@ class Service(ScreeningOperations):
             raise
 
     def _create(
-        self, project: Project, overrides: dict[str, Any], when: datetime, validate: bool = False
+        self,
+        project: Project,
+        overrides: dict[str, Any],
+        when: datetime,
+        validate: bool = False,
+        mirrored: dict[str, Any] | None = None,
     ) -> Submission:
         raw = deep_merge(
             self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
         )
         keys = duplicates.keys_of(raw)  # before masking
-        sub = derive.derive(raw, project.options, project.project_options())
+        sub = derive.derive(raw, project.options, mirrored or project.project_options())
         found = project.store.dups.check(keys)
         sub["duplicated_users"] = found.users
         sub["duplicated_selfie_users"] = found.selfie_users
@@ -336,6 +338,9 @@ class Service(ScreeningOperations):
         """One page as each item's JSON: a whole stored item is its stored bytes as they are."""
         with self._lock:
             found, next_key = project.store.select(sel)
+            if not (reduced or request_type or project.projections.applied):
+                blobs = project.store.blobs  # the common case: stored items as they are
+                return [blobs[sid] for sid in found], next_key
             style = str(project.options["projection_style"])
             shaped = []
             for sid in found:
