@@ -180,3 +180,27 @@ def test_a_page_is_what_filtering_everything_gives(
     found, next_key = store.select(Selection(None, None, None, start, end, after_key, count))
     assert found == [sid for _, sid in wanted[:count]]
     assert next_key == (wanted[count - 1] if len(wanted) > count else None)
+
+
+_EXPORT_DIGEST = """
+import hashlib, sys, orjson
+from idv_mock import Service, ServiceConfig
+service = Service(ServiceConfig(seed_count=int(sys.argv[1]), random_seed=5))
+service.create_submission("default", {"data": {"nationality": "ITA"}})
+print(hashlib.sha256(orjson.dumps(service.export_state())).hexdigest())
+"""
+
+
+def test_the_same_seed_gives_the_same_state_in_every_process() -> None:
+    """String hashing differs per process (PYTHONHASHSEED); the seeded data must not:
+    Faker's it_IT cities came from a set and once made two runs of one seed differ."""
+    import os
+    import subprocess
+
+    def digest(hash_seed: str, count: int) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        cmd = [sys.executable, "-c", _EXPORT_DIGEST, str(count)]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+
+    for count in (60, POOL_FROM):
+        assert digest("1", count) == digest("2", count)

@@ -1,9 +1,10 @@
 """Realistic, deterministic submissions built with Faker.
 
-One :class:`SubmissionFactory` owns a seeded ``random.Random`` and a seeded multi-locale
-Faker, so the same seed yields the same submissions byte for byte. The factory builds the
-raw record (what the applicant's verification flow produced); the backend then applies the
-project's derived-field rules (review, masking, duplicates, ``project_options``).
+One :class:`SubmissionFactory` owns a seeded ``random.Random`` (``draws.FastRandom``) and
+a seeded multi-locale Faker, so the same seed yields the same submissions byte for byte.
+The factory builds the raw record (what the applicant's verification flow produced;
+``fake_checks.py`` makes its check parts); the backend then applies the project's
+derived-field rules (review, masking, duplicates, ``project_options``).
 Identity fields given in ``overrides["data"]`` are used *before* the dependent parts (OCR,
 review, attempts) are built, so an overridden name shows up everywhere a real one would.
 """
@@ -14,20 +15,18 @@ import contextlib
 import copy
 import functools
 import itertools
-import random
 import string
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from faker import Faker
 
-from idv_mock.clock import iso, stamp
+from idv_mock.clock import stamp
+from idv_mock.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
+from idv_mock.fake_checks import IMAGE_HOST, CheckParts
 
-if TYPE_CHECKING:
-    from _typeshed import SupportsLenAndGetItem
-
-T = TypeVar("T")
+__all__ = ["IDENTITY_KEYS", "POOL_FROM", "SubmissionFactory", "deep_merge", "not_screened"]
 
 # nationality (ISO alpha-3) -> Faker locale, with a weight for the seeded mix
 LOCALES: dict[str, tuple[str, int]] = {
@@ -72,61 +71,36 @@ IDENTITY_KEYS = (
     "idcard_issueDate",
     "idcard_expireDate",
 )
-PUBLIC_FIRST_OCTETS = (23, 34, 45, 52, 61, 77, 91, 103, 110, 121, 175, 182, 203, 211, 218)
-IMAGE_HOST = "https://storage.idv-mock.local"
 
 
 @functools.cache
 def _prototype() -> Faker:
-    return Faker([loc for loc, _ in LOCALES.values()])
+    faker = Faker([loc for loc, _ in LOCALES.values()])
+    for locale, _ in LOCALES.values():
+        for provider in faker[locale].providers:
+            _fix_set_order(type(provider))
+    return faker
 
 
-class _Random(random.Random):
-    """``randint`` and ``choice`` from one ``random()`` draw: several times cheaper than the
-    standard rejection sampling, and a submission makes dozens of them (the bias is below
-    2**-40 for every range used here)."""
-
-    def randint(self, a: int, b: int) -> int:
-        return a + int(self.random() * (b - a + 1))
-
-    def choice(self, seq: SupportsLenAndGetItem[T]) -> T:
-        return seq[int(self.random() * len(seq))]
+def _fix_set_order(provider: type) -> None:
+    """Faker's it_IT address provider lists its cities from a set, so their order (and the
+    city a seed draws) changed with each process's string hashing: sorted, the same seed
+    gives the same cities in every process."""
+    cities = provider.__dict__.get("cities")
+    if isinstance(cities, list):
+        provider.cities = sorted(cities)  # type: ignore[attr-defined]
 
 
-POOL_FROM = 2_000  # seeding this many or more draws Faker values from pools
-POOL_SIZE = 200  # values per Faker method and locale (fewer for smaller counts)
-
-
-class _Pooled:
-    """A Faker locale whose values come from a pool filled on first use: Faker's providers
-    cost tens of microseconds a value, most of the time of seeding 100k submissions."""
-
-    def __init__(self, faker: Any, rng: random.Random, size: int) -> None:
-        self._faker, self._rng, self._size = faker, rng, size
-
-    def __getattr__(self, name: str) -> Callable[[], str]:
-        """Called once per method: the picker it makes is then an ordinary attribute."""
-        make = getattr(self._faker, name)
-        pool: list[str] = [make() for _ in range(self._size)]
-        draw, size = self._rng.random, len(pool)
-
-        def pick() -> str:
-            return pool[int(draw() * size)]
-
-        setattr(self, name, pick)
-        return pick
-
-
-class SubmissionFactory:
+class SubmissionFactory(CheckParts):
     """Seeded source of raw submissions; see the module docstring."""
 
     def __init__(self, seed: int = 0) -> None:
-        self.rng: random.Random = _Random(seed)
+        self.rng = FastRandom(seed)
         self.faker = copy.deepcopy(_prototype())  # building a Faker costs ~30 ms per locale
         self.faker.seed_instance(seed)
         self._nations = list(LOCALES)
         self._cum_weights = list(itertools.accumulate(w for _, w in LOCALES.values()))
-        self._pools: dict[str, _Pooled] | None = None
+        self._pools: dict[str, PooledLocale] | None = None
         self._pool_size = POOL_SIZE
 
     def reseed(self, seed: int) -> None:
@@ -153,28 +127,8 @@ class SubmissionFactory:
         found = self._pools.get(name)
         if found is None:
             size = self._pool_size
-            found = self._pools[name] = _Pooled(self.faker[name], self.rng, size)
+            found = self._pools[name] = PooledLocale(self.faker[name], self.rng, size)
         return found
-
-    # --- small random helpers ---
-    def hex(self, n: int) -> str:
-        return f"{self.rng.getrandbits(4 * n):0{n}x}"
-
-    def digits(self, n: int) -> str:
-        return f"{int(self.rng.random() * 10**n):0{n}d}"
-
-    def uuid(self) -> str:
-        h = self.hex(32)
-        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
-
-    def score(self, low: float, high: float) -> float:
-        return round(low + (high - low) * self.rng.random(), 2)  # what uniform() computes
-
-    def public_ip(self) -> str:
-        """An address from well-known public blocks (Faker's own is slow to warm up)."""
-        first = self.rng.choice(PUBLIC_FIRST_OCTETS)
-        rest = (self.rng.randint(0, 255), self.rng.randint(0, 255), self.rng.randint(1, 254))
-        return ".".join(str(n) for n in (first, *rest))
 
     def nationality(self) -> str:
         return self.rng.choices(self._nations, cum_weights=self._cum_weights)[0]
@@ -374,154 +328,6 @@ class SubmissionFactory:
     def _additional(self) -> list[dict[str, str]]:
         job = self._locale("en_US").job()
         return [{"answer": "Occupation", "inputValue": job, "blockType": "text"}]
-
-    def _kyc(self, ident: dict[str, str], result: str, when: datetime, sid: str) -> dict[str, Any]:
-        tries = self.rng.choices((1, 2, 3), cum_weights=(6, 9, 10))[0]  # 6:3:1
-        attempts = [self._attempt(i + 1, ident, when, sid) for i in range(tries)]
-        retry = [
-            {
-                "type": "step1",
-                "retryCnt": i,
-                "retryCode": "recognition_fail",
-                "retryMessage": "The ID card could not be recognised. Please try again.",
-            }
-            for i in range(1, tries)
-        ]
-        rejected = result == "rejected"
-        code = "too_many_retry" if rejected and tries == 3 else "other"
-        text = "Too many retries." if code == "too_many_retry" else "Document image is unclear."
-        return {
-            "result": result,
-            "comment": [text] if rejected else [],
-            "commentCode": [code] if rejected else [],
-            "attempts": attempts,
-            "retry": retry,
-        }
-
-    def _attempt(self, n: int, ident: dict[str, str], when: datetime, sid: str) -> dict[str, Any]:
-        start = when - timedelta(seconds=90 * (4 - n))
-        return {
-            "attemptCnt": n,
-            "step1Time1st": iso(start),
-            "step2Time1st": iso(start + timedelta(seconds=self.rng.randint(10, 60))),
-            "ocrResult": "success",
-            "verificationResult": "success",
-            "verification": {
-                "result": {
-                    "code": "0000",
-                    "message": "success",
-                    "transactionId": self.hex(20),
-                    "extraMessage": "",
-                },
-                "data": {
-                    "resAuthenticity": "1",
-                    "resExpirationDate": "1",
-                    "resNationality": ident["nationality"],
-                    "resAuthenticityDesc": "genuine",
-                    "resStatus": "valid",
-                },
-                "userName": ident["full_name"],
-            },
-            "verificationParams": {
-                "idType": ident["idType"],
-                "nationality": ident["nationality"],
-                "birthDate": ident["date_of_birth"],
-                "documentNumber": ident["documentNumber"],
-            },
-            "faceSimilarityScore": self.score(0.6, 0.99),
-            "selfieImage": f"{IMAGE_HOST}/{sid}/selfie_{n}.jpg",
-            "livenessScore": self.score(0.7, 0.99),
-            "liveness": {
-                "score": self.score(0.7, 0.99),
-                "probability": self.score(0.7, 0.99),
-                "quality": self.score(0.5, 0.99),
-            },
-        }
-
-    def _verification(self, ident: dict[str, str], when: datetime) -> dict[str, Any]:
-        age = when.year - int(ident["date_of_birth"][:4])
-        low, high = age - self.rng.randint(1, 5), age + self.rng.randint(1, 6)
-        used = {
-            "selfieLow": low,
-            "selfieMedian": (low + high) // 2,
-            "selfieHigh": high,
-            "idLow": low - 1,
-            "idMedian": (low + high) // 2,
-            "idHigh": high + 1,
-            "birthDateAge": age,
-            "originalSelfieLow": low,
-            "originalSelfieMedian": (low + high) // 2,
-            "originalSelfieHigh": high,
-        }
-        ok = {"result": True, "processed": True, "statement": "age >= 19"}
-        skipped = {"result": False, "processed": False, "statement": ""}
-        matches = {
-            "idCardCustomMatch": skipped,
-            "faceImageBirthDateMatch": ok,
-            "faceImageCustomMatch": skipped,
-            "idCardBirthDateMatch": ok,
-        }
-        condition = {
-            "condition": {
-                "comparisonOperator": "gte",
-                "target": self.rng.choice(("high", "median")),
-            },
-            "matchResults": matches,
-            "conditionIndex": 0,
-            "finalResult": True,
-        }
-        return {
-            "faceAge": [
-                {"usedValues": used, "conditionResults": [condition], "logicalOperators": ["or"]}
-            ]
-        }
-
-    def _signals(self, when: datetime) -> dict[str, Any]:
-        click = when - _BEFORE_CLICK
-        camera = [
-            {
-                "processStartTime": iso(click + start),
-                "processEndTime": iso(click + end),
-                "type": step,
-                "error": None,
-            }
-            for step, start, end in _CAMERA_STEPS
-        ]
-        conf = {k: self.score(0.7, 1.0) for k in ("full_name", "date_of_birth", "documentNumber")}
-        age = self.rng.randint(20, 60)
-        return {
-            "faceAge": [
-                {"ageRange": {"high": age + 4, "median": age, "low": age - 4}, "source": "selfie"}
-            ],
-            "cameraProcessInfo": camera,
-            "startButtonClickTime": iso(click),
-            "confidence": {
-                "finalData": conf,
-                "ocrData": dict(conf),
-                "ocrExtractedData": dict(conf),
-            },
-        }
-
-    def _pre_verification(self, ip: str, ident: dict[str, str], when: datetime) -> dict[str, Any]:
-        return {
-            "request_id": self.uuid(),
-            "created_at": stamp(when - timedelta(seconds=320)),
-            "ip_address": ip,
-            "fraud_score": self.score(0, 40),
-            "attempts_frequency": "FirstSeen",
-            "country_code": ident["nationality"],
-            "connection_type": self.rng.choice(("Mobile", "Mobile", "Residential")),
-            "is_valid": True,
-        }
-
-
-_BEFORE_CLICK = timedelta(seconds=300)
-_CAMERA_STEPS = tuple(
-    (step, timedelta(seconds=20 * i + 5), timedelta(seconds=20 * i + 15))
-    for i, step in enumerate(
-        ("idcard-front-capture", "idcard-back-capture", "id-document-face-active")
-    )
-)
 
 
 def _years_later(day: date, years: int) -> date:

@@ -8,10 +8,8 @@ which is both faster than seeding again and byte-identical to it.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,8 +17,7 @@ from typing import Any
 import orjson
 
 from idv_mock import crypto, schemas
-from idv_mock.backend import derive, duplicates, edits, events, seed, views
-from idv_mock.backend.aml import AmlState
+from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -28,8 +25,7 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
-from idv_mock.backend.monitoring import Monitoring
-from idv_mock.backend.projections import Policy, Projections
+from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
@@ -69,10 +65,10 @@ class Service(ScreeningOperations):
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
-        with _no_gc():
+        with snapshots.no_gc():
             self._seed()
         self._start_clock = self.clock.export()
-        self._start = {pid: _clone(p) for pid, p in self.projects.items()}
+        self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
         gc.freeze()  # the long-lived state need not be walked by every collection
 
@@ -102,8 +98,8 @@ class Service(ScreeningOperations):
 
     def _restore(self, state: dict[str, Any]) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
-        with _no_gc():
-            projects = [_import_project(p) for p in state["projects"]]
+        with snapshots.no_gc():
+            projects = [snapshots.import_project(p) for p in state["projects"]]
         if len({p.api_key for p in projects}) != len(projects):
             raise InvalidInput("two projects share an api_key")
         if len({p.project_id for p in projects}) != len(projects):
@@ -115,8 +111,8 @@ class Service(ScreeningOperations):
 
     def _install(self, clock: Clock, starts: list[Project]) -> None:
         """Live copies of ``starts`` become the whole state."""
-        with _no_gc():
-            projects = [self._configured(_clone(p)) for p in starts]
+        with snapshots.no_gc():
+            projects = [self._configured(snapshots.clone(p)) for p in starts]
         self.clock = clock
         self.projects = {p.project_id: p for p in projects}
         self._by_key = {p.api_key: p for p in projects}
@@ -129,8 +125,8 @@ class Service(ScreeningOperations):
         """One project back to its start (seeded, imported, or as created); others untouched."""
         with self._lock:
             old = self.project(project_id)
-            with _no_gc():
-                fresh = self._configured(_clone(self._project_starts[project_id]))
+            with snapshots.no_gc():
+                fresh = self._configured(snapshots.clone(self._project_starts[project_id]))
             self.projects[project_id] = fresh
             del self._by_key[old.api_key]
             self._by_key[fresh.api_key] = fresh
@@ -152,7 +148,7 @@ class Service(ScreeningOperations):
             project.created_at = iso(self.clock.now())
             self.projects[project.project_id] = project
             self._by_key[project.api_key] = project
-            self._project_starts[project.project_id] = _clone(project)
+            self._project_starts[project.project_id] = snapshots.clone(project)
             return self._configured(project)
 
     def update_project(self, project_id: str, changes: dict[str, Any]) -> Project:
@@ -458,7 +454,7 @@ class Service(ScreeningOperations):
             return {
                 "version": 1,
                 "clock": self.clock.export(),
-                "projects": [_export_project(p) for p in self.projects.values()],
+                "projects": [snapshots.export_project(p) for p in self.projects.values()],
             }
 
     def import_state(self, state: dict[str, Any], *, validate: bool = True) -> None:
@@ -479,70 +475,3 @@ def _sendable(respond: Any) -> list[str]:
     if respond.get("status") in (204, 304) and respond.get("body") is not None:
         found.append(f"respond: status {respond['status']} has no body")
     return found
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Build many small objects without the cycle collector walking them again and again."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _export_project(project: Project) -> dict[str, Any]:
-    spec = project.describe()
-    del spec["submission_count"]
-    return {
-        "project": spec,
-        "submissions": list(project.store),
-        "dup_excluded": project.store.dups.export_exclusions(),
-        "dup_keys": project.store.dups.export_keys(),
-        "projections": project.projections.export(),
-        "aml": project.aml.export(),
-        "worklists": project.monitoring.export(),
-    }
-
-
-def _clone(project: Project) -> Project:
-    """An independent copy of a project's lasting state (no fault rules, journal or limit):
-    a start snapshot, or a live project made from one."""
-    fresh = Project(
-        project.project_id,
-        project.api_key,
-        list(project.admins),
-        orjson.loads(orjson.dumps(project.options)),
-        project.created_at,
-    )
-    fresh.store = project.store.copy()
-    fresh.projections = Projections.restore(_owned(project.projections.export()))
-    fresh.aml = AmlState.restore(_owned(project.aml.export()))
-    fresh.monitoring = Monitoring.restore(_owned(project.monitoring.export()))
-    return fresh
-
-
-def _owned(doc: Any) -> Any:
-    return orjson.loads(orjson.dumps(doc))
-
-
-def _import_project(doc: dict[str, Any]) -> Project:
-    spec = doc["project"]
-    project = Project.from_input(spec, spec.get("created_at", ""))
-    for sid, kinds in doc.get("dup_excluded", {}).items():
-        project.store.dups.excluded[sid] = frozenset(kinds)
-    project.projections = Projections.restore(doc.get("projections", {}))
-    project.aml = AmlState.restore(doc.get("aml", {}))
-    project.monitoring = Monitoring.restore(doc.get("worklists", []))
-    known_keys = doc.get("dup_keys", {})
-    for sub in doc["submissions"]:
-        sid = sub["submission_id"]
-        if project.store.get(sid) is not None:
-            raise InvalidInput(f"duplicate submission_id {sid}")
-        keys = known_keys.get(sid)
-        project.store.add(
-            sub, [tuple(k) for k in keys] if keys is not None else duplicates.keys_of(sub)
-        )
-    return project

@@ -1,0 +1,92 @@
+"""A project's lasting state as a copy: start snapshots, resets, and state documents.
+
+A snapshot shares the stored JSON bytes with the live state (they are immutable), so
+taking one or resetting from one copies indexes, never submissions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from idv_mock.backend import duplicates
+from idv_mock.backend.aml import AmlState
+from idv_mock.backend.exceptions import InvalidInput
+from idv_mock.backend.monitoring import Monitoring
+from idv_mock.backend.projections import Projections
+from idv_mock.backend.projects import Project
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Build many small objects without the cycle collector walking them again and again."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def export_project(project: Project) -> dict[str, Any]:
+    """The project in the state document (schemas/state.json): duplicate keys included, as
+    their digests cannot be re-made from masked values."""
+    spec = project.describe()
+    del spec["submission_count"]
+    return {
+        "project": spec,
+        "submissions": list(project.store),
+        "dup_excluded": project.store.dups.export_exclusions(),
+        "dup_keys": project.store.dups.export_keys(),
+        "projections": project.projections.export(),
+        "aml": project.aml.export(),
+        "worklists": project.monitoring.export(),
+    }
+
+
+def clone(project: Project) -> Project:
+    """An independent copy of a project's lasting state (no fault rules, journal or limit):
+    a start snapshot, or a live project made from one."""
+    fresh = Project(
+        project.project_id,
+        project.api_key,
+        list(project.admins),
+        orjson.loads(orjson.dumps(project.options)),
+        project.created_at,
+    )
+    fresh.store = project.store.copy()
+    fresh.projections = Projections.restore(owned(project.projections.export()))
+    fresh.aml = AmlState.restore(owned(project.aml.export()))
+    fresh.monitoring = Monitoring.restore(owned(project.monitoring.export()))
+    return fresh
+
+
+def owned(doc: Any) -> Any:
+    """A deep copy that shares nothing (JSON values only)."""
+    return orjson.loads(orjson.dumps(doc))
+
+
+def import_project(doc: dict[str, Any]) -> Project:
+    """A project from its state document (already validated against the schema)."""
+    spec = doc["project"]
+    project = Project.from_input(spec, spec.get("created_at", ""))
+    for sid, kinds in doc.get("dup_excluded", {}).items():
+        project.store.dups.excluded[sid] = frozenset(kinds)
+    project.projections = Projections.restore(doc.get("projections", {}))
+    project.aml = AmlState.restore(doc.get("aml", {}))
+    project.monitoring = Monitoring.restore(doc.get("worklists", []))
+    known_keys = doc.get("dup_keys", {})
+    for sub in doc["submissions"]:
+        sid = sub["submission_id"]
+        if sid in project.store.blobs:
+            raise InvalidInput(f"duplicate submission_id {sid}")
+        keys = known_keys.get(sid)
+        project.store.add(
+            sub, [tuple(k) for k in keys] if keys is not None else duplicates.keys_of(sub)
+        )
+    return project

@@ -1,0 +1,164 @@
+"""The verification record of a generated submission: KYC attempts, face-age checks,
+capture signals and pre-verification, as the applicant's flow would have left them."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from idv_mock.clock import iso, stamp
+from idv_mock.draws import Draws
+
+IMAGE_HOST = "https://storage.idv-mock.local"
+
+
+class CheckParts(Draws):
+    """Builders of the check parts; the submission factory adds identity and data."""
+
+    def _kyc(self, ident: dict[str, str], result: str, when: datetime, sid: str) -> dict[str, Any]:
+        tries = self.rng.choices((1, 2, 3), cum_weights=(6, 9, 10))[0]  # 6:3:1
+        attempts = [self._attempt(i + 1, ident, when, sid) for i in range(tries)]
+        retry = [
+            {
+                "type": "step1",
+                "retryCnt": i,
+                "retryCode": "recognition_fail",
+                "retryMessage": "The ID card could not be recognised. Please try again.",
+            }
+            for i in range(1, tries)
+        ]
+        rejected = result == "rejected"
+        code = "too_many_retry" if rejected and tries == 3 else "other"
+        text = "Too many retries." if code == "too_many_retry" else "Document image is unclear."
+        return {
+            "result": result,
+            "comment": [text] if rejected else [],
+            "commentCode": [code] if rejected else [],
+            "attempts": attempts,
+            "retry": retry,
+        }
+
+    def _attempt(self, n: int, ident: dict[str, str], when: datetime, sid: str) -> dict[str, Any]:
+        start = when - timedelta(seconds=90 * (4 - n))
+        return {
+            "attemptCnt": n,
+            "step1Time1st": iso(start),
+            "step2Time1st": iso(start + timedelta(seconds=self.rng.randint(10, 60))),
+            "ocrResult": "success",
+            "verificationResult": "success",
+            "verification": {
+                "result": {
+                    "code": "0000",
+                    "message": "success",
+                    "transactionId": self.hex(20),
+                    "extraMessage": "",
+                },
+                "data": {
+                    "resAuthenticity": "1",
+                    "resExpirationDate": "1",
+                    "resNationality": ident["nationality"],
+                    "resAuthenticityDesc": "genuine",
+                    "resStatus": "valid",
+                },
+                "userName": ident["full_name"],
+            },
+            "verificationParams": {
+                "idType": ident["idType"],
+                "nationality": ident["nationality"],
+                "birthDate": ident["date_of_birth"],
+                "documentNumber": ident["documentNumber"],
+            },
+            "faceSimilarityScore": self.score(0.6, 0.99),
+            "selfieImage": f"{IMAGE_HOST}/{sid}/selfie_{n}.jpg",
+            "livenessScore": self.score(0.7, 0.99),
+            "liveness": {
+                "score": self.score(0.7, 0.99),
+                "probability": self.score(0.7, 0.99),
+                "quality": self.score(0.5, 0.99),
+            },
+        }
+
+    def _verification(self, ident: dict[str, str], when: datetime) -> dict[str, Any]:
+        age = when.year - int(ident["date_of_birth"][:4])
+        low, high = age - self.rng.randint(1, 5), age + self.rng.randint(1, 6)
+        used = {
+            "selfieLow": low,
+            "selfieMedian": (low + high) // 2,
+            "selfieHigh": high,
+            "idLow": low - 1,
+            "idMedian": (low + high) // 2,
+            "idHigh": high + 1,
+            "birthDateAge": age,
+            "originalSelfieLow": low,
+            "originalSelfieMedian": (low + high) // 2,
+            "originalSelfieHigh": high,
+        }
+        ok = {"result": True, "processed": True, "statement": "age >= 19"}
+        skipped = {"result": False, "processed": False, "statement": ""}
+        matches = {
+            "idCardCustomMatch": skipped,
+            "faceImageBirthDateMatch": ok,
+            "faceImageCustomMatch": skipped,
+            "idCardBirthDateMatch": ok,
+        }
+        condition = {
+            "condition": {
+                "comparisonOperator": "gte",
+                "target": self.rng.choice(("high", "median")),
+            },
+            "matchResults": matches,
+            "conditionIndex": 0,
+            "finalResult": True,
+        }
+        return {
+            "faceAge": [
+                {"usedValues": used, "conditionResults": [condition], "logicalOperators": ["or"]}
+            ]
+        }
+
+    def _signals(self, when: datetime) -> dict[str, Any]:
+        click = when - _BEFORE_CLICK
+        camera = [
+            {
+                "processStartTime": iso(click + start),
+                "processEndTime": iso(click + end),
+                "type": step,
+                "error": None,
+            }
+            for step, start, end in _CAMERA_STEPS
+        ]
+        conf = {k: self.score(0.7, 1.0) for k in ("full_name", "date_of_birth", "documentNumber")}
+        age = self.rng.randint(20, 60)
+        return {
+            "faceAge": [
+                {"ageRange": {"high": age + 4, "median": age, "low": age - 4}, "source": "selfie"}
+            ],
+            "cameraProcessInfo": camera,
+            "startButtonClickTime": iso(click),
+            "confidence": {
+                "finalData": conf,
+                "ocrData": dict(conf),
+                "ocrExtractedData": dict(conf),
+            },
+        }
+
+    def _pre_verification(self, ip: str, ident: dict[str, str], when: datetime) -> dict[str, Any]:
+        return {
+            "request_id": self.uuid(),
+            "created_at": stamp(when - timedelta(seconds=320)),
+            "ip_address": ip,
+            "fraud_score": self.score(0, 40),
+            "attempts_frequency": "FirstSeen",
+            "country_code": ident["nationality"],
+            "connection_type": self.rng.choice(("Mobile", "Mobile", "Residential")),
+            "is_valid": True,
+        }
+
+
+_BEFORE_CLICK = timedelta(seconds=300)
+_CAMERA_STEPS = tuple(
+    (step, timedelta(seconds=20 * i + 5), timedelta(seconds=20 * i + 15))
+    for i, step in enumerate(
+        ("idcard-front-capture", "idcard-back-capture", "id-document-face-active")
+    )
+)
