@@ -204,3 +204,15 @@ def test_the_same_seed_gives_the_same_state_in_every_process() -> None:
 
     for count in (60, POOL_FROM):
         assert digest("1", count) == digest("2", count)
+
+
+def test_the_state_as_json_is_the_document_dumped() -> None:
+    """Saves and GET /__admin/state put the stored bytes in as they are: the result must be
+    exactly what dumping the decoded document gives, after edits and deletions too."""
+    service = Service(ServiceConfig(seed_count=15, random_seed=6))
+    project = service.project("default")
+    sids = list(project.store.blobs)
+    service.edit(project, sids[0], "admin@example.com", {"memo": "checked"})
+    service.delete(project, sids[1], None)
+    service.create_project({"project_id": "empty", "api_key": "empty-key", "admins": []})
+    assert service.export_state_json() == orjson.dumps(service.export_state())

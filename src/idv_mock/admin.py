@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.api.faults import unknown_errors
-from idv_mock.api.http import json_response, parse_json, service_of
+from idv_mock.api.http import JSON, json_response, parse_json, service_of
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
 from idv_mock.errors import ApiError
 
@@ -139,7 +139,7 @@ async def get_submission(request: Request) -> Response:
 
 
 async def export_state(request: Request) -> Response:
-    return json_response(service_of(request).export_state())
+    return Response(service_of(request).export_state_json(), media_type=JSON)
 
 
 async def import_state(request: Request) -> Response:

@@ -23,7 +23,7 @@ class StateFileError(Exception):
 
 
 def save(service: Service, path: Path) -> None:
-    data = orjson.dumps(service.export_state())
+    data = service.export_state_json()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("wb") as out:
         out.write(data)

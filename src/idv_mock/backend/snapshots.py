@@ -33,14 +33,16 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def export_project(project: Project) -> dict[str, Any]:
+def export_project(project: Project, *, raw: bool = False) -> dict[str, Any]:
     """The project in the state document (schemas/state.json): duplicate keys included, as
-    their digests cannot be re-made from masked values."""
+    their digests cannot be re-made from masked values. ``raw``: submissions as their stored
+    JSON (``orjson.Fragment``), for a document that goes straight to ``orjson.dumps``."""
     spec = project.describe()
     del spec["submission_count"]
+    blobs = project.store.blobs.values()
     return {
         "project": spec,
-        "submissions": list(project.store),
+        "submissions": [orjson.Fragment(b) for b in blobs] if raw else list(project.store),
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
         "projections": project.projections.export(),
