@@ -287,7 +287,7 @@ class Service(ScreeningOperations):
         if "status" in overrides:
             raise InvalidInput("status is set by a deletion, not on creation")
         sid = overrides.get("submission_id")
-        if sid is not None and project.store.get(sid) is not None:
+        if sid is not None and sid in project.store:
             raise Conflict(f"submission {sid} already exists")
         before = self.clock.current
         try:

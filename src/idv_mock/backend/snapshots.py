@@ -85,7 +85,7 @@ def import_project(doc: dict[str, Any]) -> Project:
     known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
         sid = sub["submission_id"]
-        if sid in project.store.blobs:
+        if sid in project.store:
             raise InvalidInput(f"duplicate submission_id {sid}")
         keys = known_keys.get(sid)
         project.store.add(

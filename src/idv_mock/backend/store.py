@@ -55,6 +55,9 @@ class SubmissionStore:
     def __len__(self) -> int:
         return len(self.blobs)
 
+    def __contains__(self, sid: object) -> bool:
+        return sid in self.blobs
+
     def __iter__(self) -> Iterator[Submission]:
         """Every submission, decoded, in the order they were stored."""
         return (orjson.loads(blob) for blob in list(self.blobs.values()))
