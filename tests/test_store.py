@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
 
 import orjson
 from hypothesis import given
@@ -216,3 +218,55 @@ def test_the_state_as_json_is_the_document_dumped() -> None:
     service.delete(project, sids[1], None)
     service.create_project({"project_id": "empty", "api_key": "empty-key", "admins": []})
     assert service.export_state_json() == orjson.dumps(service.export_state())
+
+
+def test_ids_are_not_drawn_again_after_a_restart_from_a_state_file(tmp_path: Path) -> None:
+    """A restarted service's factory starts its sequence again: what it creates must not
+    take the id of something the state file brought back."""
+    from idv_mock import persistence
+    from idv_mock.backend.store import Selection
+
+    config = ServiceConfig(seed_count=5, random_seed=2)
+    first = Service(config)
+    made = first.create_submission("default", {"userid": "before-restart"})
+    policy = first.create_projection(first.project("default"), "p1", "exclude", ["gender"])
+    persistence.save(first, tmp_path / "state.json")
+
+    again = Service(config)
+    assert persistence.load(again, tmp_path / "state.json")
+    project = again.project("default")
+    later = again.create_submission("default", {"userid": "after-restart"})
+    other = again.create_projection(project, "p2", "exclude", ["gender"])
+    assert later["submission_id"] != made["submission_id"]
+    assert other.projection_id != policy.projection_id
+    assert len(project.store) == len(project.store.order) == 7
+    for userid in ("before-restart", "after-restart"):
+        items, _ = again.read(project, Selection(userid=userid), reduced=True, request_type=None)
+        assert [orjson.loads(i)["userid"] for i in items] == [userid]
+
+
+def test_an_exported_state_is_the_callers_own() -> None:
+    service = Service(ServiceConfig(seed_count=3, random_seed=2))
+    service.update_project("default", {"options": {"policy_blacklistCountries": ["PRK"]}})
+    before = service.export_state_json()
+    doc = service.export_state()
+    doc["projects"][0]["project"]["options"]["policy_blacklistCountries"].append("IRN")
+    doc["projects"][0]["submissions"][0]["data"]["full_name"] = "Changed"
+    described = service.project("default").describe()
+    described["options"]["policy_blacklistCountries"].append("CUB")
+    assert service.export_state_json() == before
+
+
+def test_a_reset_project_is_freed_once_replaced(client: Any, service: Service) -> None:
+    """The journal's reader once held its project in a cycle that gc.freeze() kept alive:
+    each reset then leaked the whole previous state."""
+    import gc
+    import weakref
+
+    gone = []
+    for _ in range(5):
+        assert client.get("/v3/submission", params={"count": "1"}).status_code == 200
+        gone.append(weakref.ref(service.project("default").journal.entries))
+        service.reset()
+    gc.collect()
+    assert [r() for r in gone] == [None] * 5

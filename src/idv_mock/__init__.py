@@ -12,7 +12,7 @@ from idv_mock.clock import DEFAULT_START
 from idv_mock.fake import SubmissionFactory, deep_merge
 
 __all__ = ["Service", "ServiceConfig", "SubmissionFactory", "create_app", "make_submission"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def make_submission(

@@ -71,7 +71,7 @@ def record_call(
     }
     with service.lock:
         if project.journal.decode is None:
-            project.journal.decode = _describer(project)
+            project.journal.decode = _describer(service, project.project_id)
         project.journal.record(entry)
 
 
@@ -85,7 +85,11 @@ def _kept(body: bytes, media_type: str | None) -> tuple[bytes, str | None]:
     return b"", f"{media_type}; {len(body)} bytes, {NOT_KEPT}"
 
 
-def _describer(project: Project) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def _describer(service: Service, project_id: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """The journal's reader. It finds its project by id when it reads: holding the project
+    would make a cycle (project, journal, reader) that ``gc.freeze()`` keeps alive after a
+    reset replaced the project."""
+
     def describe(entry: dict[str, Any]) -> dict[str, Any]:
         raw, (answer, media_type) = entry["body"], entry["response"]
         query = dict(query_pairs(entry["query"]))
@@ -98,7 +102,9 @@ def _describer(project: Project) -> Callable[[dict[str, Any]], dict[str, Any]]:
             "response": _decoded(answer, media_type),
             "duration_ms": round(entry["duration_ms"] * 1000, 3),
         }
-        plain = _decrypted(project, query.get("data") or _form_data(raw))
+        project = service.projects.get(project_id)
+        text = query.get("data") or _form_data(raw)
+        plain = None if project is None else _decrypted(project, text)
         if plain is not None:
             out["decrypted"] = plain
         return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +72,7 @@ class Project:
             "project_id": self.project_id,
             "api_key": self.api_key,
             "admins": list(self.admins),
-            "options": dict(self.options),
+            "options": copy.deepcopy(self.options),  # option values include lists
             "created_at": self.created_at,
             "submission_count": len(self.store),
         }

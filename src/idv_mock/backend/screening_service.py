@@ -6,8 +6,10 @@ inherits these methods and provides the lock, clock, factory and webhooks they u
 
 from __future__ import annotations
 
+import copy
 import re
 import threading
+from collections.abc import Container
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +50,8 @@ class ScreeningOperations:
 
         def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
 
+        def fresh_uuid(self, taken: Container[str]) -> str: ...
+
         def create_submission(
             self,
             project_id: str,
@@ -71,7 +75,9 @@ class ScreeningOperations:
             subject = screening.subject_of(sub)
             found = screening.screen(subject, project.aml.watchlist(), threshold)
             raw = aml.raw_data(subject, threshold, iso(self.clock.now()), found)
-            ids = [self.factory.uuid() for _ in found]
+            ids: list[str] = []
+            for _ in found:
+                ids.append(self.fresh_uuid({*project.aml.reports, *ids}))
             result = RED_FLAG if found else NO_MATCH
             matches = [aml.match_json(i, m) for i, m in zip(ids, found, strict=True)]
             state = {"raw_data": raw, "matches": matches}
@@ -148,7 +154,7 @@ class ScreeningOperations:
             raise InvalidInput("invalid worklist", problems or ["created_at is read-only"])
         with self._lock:
             project = self.project(project_id)
-            wid = spec.get("id") or self.factory.uuid()
+            wid = spec.get("id") or self.fresh_uuid(project.monitoring.worklists)
             if wid in project.monitoring.worklists:
                 raise Conflict(f"worklist {wid} exists already")
             active = bool(spec.get("active", True))
@@ -210,16 +216,18 @@ class ScreeningOperations:
         existing = worklist.record_for(sid)
         if existing is not None:
             return None, str(existing["id"])
-        record = self._new_record(project, sub, admin)
+        record = self._new_record(project, sub, admin, worklist.records)
         worklist.records[record["id"]] = record
         return None, str(record["id"])
 
-    def _new_record(self, project: Project, sub: Submission, admin: str) -> dict[str, Any]:
+    def _new_record(
+        self, project: Project, sub: Submission, admin: str, taken: Container[str]
+    ) -> dict[str, Any]:
         data = sub.get("data") or {}
         threshold = project.options.get("aml_threshold") or DEFAULT_MONITORING_THRESHOLD
         found = screening.screen(screening.subject_of(sub), project.aml.watchlist(), threshold)
         record = {
-            "id": self.factory.uuid(),
+            "id": self.fresh_uuid(taken),
             "name": data["full_name"],
             "submissionId": sub["submission_id"],
             "nationality": data.get("nationality", ""),
@@ -242,7 +250,7 @@ class ScreeningOperations:
             record = project.monitoring.get(wid).records.get(record_id)
             if record is None:
                 raise NotFound(f"record {record_id} not found")
-            return record
+            return copy.deepcopy(record)  # the caller's to change
 
     def delete_records(
         self, project: Project, wid: str, record_ids: list[str], admin: str

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -307,6 +308,12 @@ class Service(ScreeningOperations):
         raw = deep_merge(
             self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
         )
+        while raw["submission_id"] in project.store and "submission_id" not in overrides:
+            # after an import or a restart from a state file the factory's sequence starts
+            # again and may draw an id that is already stored: draw again (deterministic)
+            raw = deep_merge(
+                self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
+            )
         keys = duplicates.keys_of(raw)  # before masking
         sub = derive.derive(raw, project.options, mirrored or project.project_options())
         found = project.store.dups.check(keys)
@@ -437,7 +444,8 @@ class Service(ScreeningOperations):
     ) -> Policy:
         with self._lock:
             project.projections.ensure_room(name)
-            policy = Policy(self.factory.uuid(), name, mode, fields, iso(self.clock.now()))
+            pid = self.fresh_uuid(project.projections.policies)
+            policy = Policy(pid, name, mode, fields, iso(self.clock.now()))
             return project.projections.add(policy)
 
     def projection(self, project: Project, projection_id: str) -> Policy:
@@ -448,26 +456,31 @@ class Service(ScreeningOperations):
         with self._lock:
             return project.projections.delete(projection_id)
 
+    def fresh_uuid(self, taken: Container[str]) -> str:
+        """A factory id not in ``taken``: an imported state may hold the ids the factory's
+        sequence is about to draw again."""
+        found = self.factory.uuid()
+        while found in taken:
+            found = self.factory.uuid()
+        return found
+
     # --- whole state ---
     def export_state(self) -> dict[str, Any]:
-        """The whole state as a document (schemas/state.json), submissions decoded."""
-        with self._lock:
-            return self._state_document(raw=False)
+        """The whole state as a document (schemas/state.json), the caller's own: nothing in
+        it is shared with the live state."""
+        return orjson.loads(self.export_state_json())  # type: ignore[no-any-return]
 
     def export_state_json(self) -> bytes:
-        """The same document as JSON, byte for byte ``orjson.dumps(export_state())``, with
-        each submission's stored bytes put in as they are: a save of 100k submissions then
-        holds the lock for the time it takes to list them, not to decode them."""
+        """The whole state as JSON, each submission's stored bytes put in as they are: a save
+        of 100k submissions holds the lock while those are copied (a few hundred ms), not
+        while they are decoded and encoded again (tens of seconds)."""
         with self._lock:
-            doc = self._state_document(raw=True)
-        return orjson.dumps(doc)
-
-    def _state_document(self, *, raw: bool) -> dict[str, Any]:
-        return {
-            "version": 1,
-            "clock": self.clock.export(),
-            "projects": [snapshots.export_project(p, raw=raw) for p in self.projects.values()],
-        }
+            doc = {
+                "version": 1,
+                "clock": self.clock.export(),
+                "projects": [snapshots.export_project(p) for p in self.projects.values()],
+            }
+            return orjson.dumps(doc)  # under the lock: the document shares live objects
 
     def import_state(self, state: dict[str, Any], *, validate: bool = True) -> None:
         """Replace the whole state; an invalid document changes nothing."""

@@ -33,16 +33,15 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def export_project(project: Project, *, raw: bool = False) -> dict[str, Any]:
-    """The project in the state document (schemas/state.json): duplicate keys included, as
-    their digests cannot be re-made from masked values. ``raw``: submissions as their stored
-    JSON (``orjson.Fragment``), for a document that goes straight to ``orjson.dumps``."""
+def export_project(project: Project) -> dict[str, Any]:
+    """The project in the state document (schemas/state.json), for ``orjson.dumps`` only:
+    submissions are their stored JSON (``orjson.Fragment``), other parts may be live
+    objects. Duplicate keys are included, as digests cannot be re-made from masked values."""
     spec = project.describe()
     del spec["submission_count"]
-    blobs = project.store.blobs.values()
     return {
         "project": spec,
-        "submissions": [orjson.Fragment(b) for b in blobs] if raw else list(project.store),
+        "submissions": [orjson.Fragment(b) for b in project.store.blobs.values()],
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
         "projections": project.projections.export(),

@@ -81,6 +81,8 @@ class SubmissionStore:
 
     def add(self, sub: Submission, dup_keys: list[Key]) -> None:
         sid = sub["submission_id"]
+        if sid in self.blobs:  # a second order key and stale indexes would follow
+            raise ValueError(f"submission {sid} is already stored")
         self.blobs[sid] = _compact(orjson.dumps(sub))
         self.meta[sid] = (sub["created_at"], sub.get("userid"), sub.get("email"))
         key = (sub["created_at"], sid)
