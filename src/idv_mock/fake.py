@@ -78,17 +78,18 @@ def _prototype() -> Faker:
     faker = Faker([loc for loc, _ in LOCALES.values()])
     for locale, _ in LOCALES.values():
         for provider in faker[locale].providers:
-            _fix_set_order(type(provider))
+            _fix_set_order(provider)
     return faker
 
 
-def _fix_set_order(provider: type) -> None:
+def _fix_set_order(provider: Any) -> None:
     """Faker's it_IT address provider lists its cities from a set, so their order (and the
     city a seed draws) changed with each process's string hashing: sorted, the same seed
-    gives the same cities in every process."""
-    cities = provider.__dict__.get("cities")
+    gives the same cities in every process. Set on our instance only: a Faker of the
+    user's own in the same process is left as Faker made it."""
+    cities = type(provider).__dict__.get("cities")
     if isinstance(cities, list):
-        provider.cities = sorted(cities)  # type: ignore[attr-defined]
+        provider.cities = sorted(cities)
 
 
 class SubmissionFactory(CheckParts):
