@@ -111,15 +111,10 @@ def http_latencies(service: Any, d: Draw) -> dict[str, float]:
 
 
 async def _http_kinds(service: Any, kinds: dict[str, list[dict[str, str]]]) -> dict[str, float]:
-    from idv_mock import create_app
-    from idv_mock.transport import AsyncASGITransport, AsyncInProcessClient
+    from inprocess import async_client  # as the idv_async_client fixture builds it
 
-    transport = AsyncASGITransport(create_app(service))  # as the idv_async_client fixture
-    headers = {"x-api-key": service.project("default").api_key}
     out = {}
-    async with AsyncInProcessClient(
-        transport=transport, base_url="http://idv-mock/v3", headers=headers
-    ) as client:
+    async with async_client(service) as client:
         for kind, queries in kinds.items():
             samples = []
             for params in queries:

@@ -80,20 +80,17 @@ def run(plan: Plan, calls: list[Call], body: bytes, tmp: Path) -> Outcome:
 def _stub_servers(outcome: Outcome, tmp: Path, body: bytes, path: str) -> dict[str, servers.Server]:
     """WireMock and Prism serving ``body`` at the by-id path, or the reason each is skipped."""
     found: dict[str, servers.Server] = {}
-    jar, why = servers.wiremock_jar()
-    if jar is None:
-        outcome.skipped["wiremock"] = why
-        print(f"  SKIPPED WireMock: {why}")
-    else:
-        found["wiremock"] = servers.wiremock_server(jar, tmp, body, "/v3" + path)
-        outcome.versions["wiremock"] = servers.wiremock_version(jar)
-    binary, why = servers.prism_bin()
-    if binary is None:
-        outcome.skipped["prism"] = why
-        print(f"  SKIPPED Prism: {why}")
-    else:
-        found["prism"] = servers.prism_server(binary, tmp, body, "/v3" + path)
-        outcome.versions["prism"] = servers.prism_version(binary)
+    wiremock = (servers.wiremock_jar, servers.wiremock_server, servers.wiremock_version)
+    prism = (servers.prism_bin, servers.prism_server, servers.prism_version)
+    stubs = (("wiremock", "WireMock", *wiremock), ("prism", "Prism", *prism))
+    for name, label, locate, start, version in stubs:
+        tool, why = locate()
+        if tool is None:
+            outcome.skipped[name] = why
+            print(f"  SKIPPED {label}: {why}")
+            continue
+        found[name] = start(tool, tmp, body, "/v3" + path)
+        outcome.versions[name] = version(tool)
     return found
 
 

@@ -82,7 +82,7 @@ class ScreeningOperations:
             matches = [aml.match_json(i, m) for i, m in zip(ids, found, strict=True)]
             state = {"raw_data": raw, "matches": matches}
             new = {**sub, "aml": {**state, "risk_level_summary": result, "currentstatus": result}}
-            project.store.replace(sub, new)
+            project.store.replace(new)
             self._keep_reports(project, new, raw, ids, found)
             self._fire(project, [events.aml_event(new)])
             return {"message": SUCCESS_MESSAGE, "result": result, "raw_data": raw}

@@ -305,15 +305,14 @@ class Service(ScreeningOperations):
         validate: bool = False,
         mirrored: dict[str, Any] | None = None,
     ) -> Submission:
-        raw = deep_merge(
-            self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
-        )
-        while raw["submission_id"] in project.store and "submission_id" not in overrides:
-            # after an import or a restart from a state file the factory's sequence starts
-            # again and may draw an id that is already stored: draw again (deterministic)
+        while True:
             raw = deep_merge(
                 self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
             )
+            # after an import or a restart from a state file the factory's sequence starts
+            # again and may draw an id that is already stored: draw again (deterministic)
+            if "submission_id" in overrides or raw["submission_id"] not in project.store:
+                break
         keys = duplicates.keys_of(raw)  # before masking
         sub = derive.derive(raw, project.options, mirrored or project.project_options())
         found = project.store.dups.check(keys)
@@ -378,7 +377,7 @@ class Service(ScreeningOperations):
                 project.store.dups.update(sid, duplicates.keys_of(edited), kinds)
             new = derive.apply_masking(edited, project.options)
             new = self._edit_stamps(new, changes, admin, now)
-            project.store.replace(old, new)
+            project.store.replace(new)
             self._fire(project, [events.updated_event(sid, admin, iso(moment), changes)])
             return new
 
@@ -398,7 +397,7 @@ class Service(ScreeningOperations):
         with self._lock:
             old = self._live(project, sid)
             new = views.retained(old)
-            project.store.replace(old, new)
+            project.store.replace(new)
             project.store.dups.exclude(sid, duplicates.KINDS)
             project.aml.forget(sid)
             if admin_name:
@@ -413,7 +412,7 @@ class Service(ScreeningOperations):
         with self._lock:
             old = self._live(project, sid)
             new, ended = edits.remove_parts(old, parts, data_fields)
-            project.store.replace(old, new)
+            project.store.replace(new)
             project.store.dups.exclude(sid, ended)
             return new
 

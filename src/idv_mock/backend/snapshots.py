@@ -57,7 +57,7 @@ def clone(project: Project) -> Project:
         project.project_id,
         project.api_key,
         list(project.admins),
-        orjson.loads(orjson.dumps(project.options)),
+        owned(project.options),
         project.created_at,
     )
     fresh.store = project.store.copy()

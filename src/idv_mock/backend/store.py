@@ -67,10 +67,6 @@ class SubmissionStore:
         blob = self.blobs.get(sid)
         return None if blob is None else orjson.loads(blob)
 
-    def raw(self, sid: str) -> bytes | None:
-        """The stored JSON, as GET returns a whole item."""
-        return self.blobs.get(sid)
-
     def view(self, sid: str, kind: str, make: Callable[[Submission], Any]) -> bytes:
         """The JSON of ``make(submission)``, kept under ``kind`` until the submission changes."""
         kept = self.views.setdefault(sid, {})
@@ -93,7 +89,7 @@ class SubmissionStore:
         self._index_contacts(sid)
         self.dups.add(sid, dup_keys)
 
-    def replace(self, old: Submission, new: Submission) -> None:
+    def replace(self, new: Submission) -> None:
         """Swap a stored submission for a new version of it (same id and ``created_at``)."""
         sid = new["submission_id"]
         self.views.pop(sid, None)
