@@ -31,7 +31,7 @@ NO_MATCH = "No Match"
 NOT_SCREENED = "Not Screened"
 OTHER_KEY = "other-key"
 
-# builtin entry WL-0001 of data/watchlist.json
+# builtin entry WL-0001 of aml/watchlist.json
 KESTRELOV = {"name": "Dravomir Kestrelov", "birth_date": "1968-03-14", "nationality": "RUS"}
 # a made-up person for a project's own watchlist; no builtin entry resembles it
 MARROWBY = {"name": "Quillon Marrowby", "birth_date": "1990-02-03", "nationality": "GBR"}

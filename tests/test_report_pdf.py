@@ -7,8 +7,8 @@ from typing import Any
 
 from pypdf import PdfReader
 
-from idv_mock.report import NOTICE, render_aml_report
-from idv_mock.screening import Subject, builtin_watchlist, screen
+from idv_mock.aml.report import NOTICE, render_aml_report
+from idv_mock.aml.screening import Subject, builtin_watchlist, screen
 
 RESOURCE_ID = "aml-0f3c2a9e-1b7d-4c55-9e21-6a8d0c4b7f10"
 SUBMISSION_ID = "3d7f1e2a-9c4b-4a8e-b5f6-0e1d2c3b4a59"

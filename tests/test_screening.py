@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from idv_mock import schemas
-from idv_mock.screening import (
+from idv_mock.aml.screening import (
     WATCHLIST_PATH,
     Entry,
     Subject,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from idv_mock import Service, ServiceConfig, schemas
 from idv_mock.clock import iso, stamp
-from idv_mock.fake import POOL_FROM
+from idv_mock.fake.factory import POOL_FROM
 
 
 def _export(service: Service) -> bytes:

@@ -9,7 +9,7 @@ from idv_mock.backend import Service, ServiceConfig
 from idv_mock.backend import derive as _derive
 from idv_mock.backend.projects import Project
 from idv_mock.clock import DEFAULT_START
-from idv_mock.fake import SubmissionFactory, deep_merge
+from idv_mock.fake.factory import SubmissionFactory, deep_merge
 
 __all__ = ["Service", "ServiceConfig", "SubmissionFactory", "create_app", "make_submission"]
 __version__ = "0.2.0"

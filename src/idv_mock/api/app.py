@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from idv_mock import admin, errors
-from idv_mock.api import journaling, monitoring
+from idv_mock import errors
+from idv_mock.api import admin, journaling, monitoring
 from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.fastlane import MockApp

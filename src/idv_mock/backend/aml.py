@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from idv_mock.screening import Entry, Match, Subject, builtin_watchlist
+from idv_mock.aml.screening import Entry, Match, Subject, builtin_watchlist
 
 RED_FLAG = "Red Flag"
 NO_MATCH = "No Match"
@@ -77,7 +77,7 @@ def report_info(
     match: Match,
     others: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """What a report prints (``idv_mock.report.render_aml_report``)."""
+    """What a report prints (``idv_mock.aml.report.render_aml_report``)."""
     data = sub.get("data") or {}
     entry = match.entry
     return {

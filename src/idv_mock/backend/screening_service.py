@@ -13,7 +13,8 @@ from collections.abc import Container
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from idv_mock import report, schemas, screening
+from idv_mock import schemas
+from idv_mock.aml import report, screening
 from idv_mock.backend import aml, events
 from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
 from idv_mock.backend.exceptions import (
@@ -27,7 +28,7 @@ from idv_mock.backend.exceptions import (
 from idv_mock.backend.monitoring import Worklist
 from idv_mock.backend.projects import Project
 from idv_mock.clock import Clock, iso
-from idv_mock.fake import SubmissionFactory
+from idv_mock.fake.factory import SubmissionFactory
 
 Submission = dict[str, Any]
 COUNTRIES = frozenset(schemas.enum("country"))

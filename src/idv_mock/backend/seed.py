@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from idv_mock.fake import IDENTITY_KEYS, SubmissionFactory
+from idv_mock.fake.factory import IDENTITY_KEYS, SubmissionFactory
 
 SPAN = timedelta(days=120)
 QUIET = timedelta(hours=1)  # the newest seeded result lands before the clock's start

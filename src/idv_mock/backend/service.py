@@ -31,7 +31,7 @@ from idv_mock.backend.projects import Project
 from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.clock import Clock, iso, stamp
-from idv_mock.fake import SubmissionFactory, deep_merge
+from idv_mock.fake.factory import SubmissionFactory, deep_merge
 from idv_mock.webhooks import WebhookDispatcher
 
 Submission = dict[str, Any]

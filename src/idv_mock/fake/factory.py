@@ -3,7 +3,7 @@
 One :class:`SubmissionFactory` owns a seeded ``random.Random`` (``draws.FastRandom``) and
 a seeded multi-locale Faker, so the same seed yields the same submissions byte for byte.
 The factory builds the raw record (what the applicant's verification flow produced;
-``fake_checks.py`` makes its check parts); the backend then applies the project's
+``checks.py`` makes its check parts); the backend then applies the project's
 derived-field rules (review, masking, duplicates, ``project_options``).
 Identity fields given in ``overrides["data"]`` are used *before* the dependent parts (OCR,
 review, attempts) are built, so an overridden name shows up everywhere a real one would.
@@ -23,8 +23,8 @@ from typing import Any
 from faker import Faker
 
 from idv_mock.clock import stamp
-from idv_mock.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
-from idv_mock.fake_checks import IMAGE_HOST, CheckParts
+from idv_mock.fake.checks import IMAGE_HOST, CheckParts
+from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
 
 __all__ = ["IDENTITY_KEYS", "POOL_FROM", "SubmissionFactory", "deep_merge", "not_screened"]
 

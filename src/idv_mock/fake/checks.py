@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.clock import iso, stamp
-from idv_mock.draws import Draws
+from idv_mock.fake.draws import Draws
 
 IMAGE_HOST = "https://storage.idv-mock.local"
 

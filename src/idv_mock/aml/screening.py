@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 from rapidfuzz import fuzz
 
-WATCHLIST_PATH = Path(__file__).parent / "data" / "watchlist.json"
+WATCHLIST_PATH = Path(__file__).parent / "watchlist.json"
 LISTS = ("sanctions", "pep")
 BIRTH_YEAR_BOOST = 12
 NATIONALITY_BOOST = 8
@@ -123,7 +123,7 @@ class Subject:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One watchlist entry; the fields mirror the JSON of ``data/watchlist.json``."""
+    """One watchlist entry; the fields mirror the JSON of ``watchlist.json``."""
 
     entry_id: str
     list: str
