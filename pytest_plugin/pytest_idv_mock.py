@@ -129,9 +129,7 @@ class IdvServer:
 
     def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
         """Recorded API calls of the project (path is a glob, e.g. ``/v3/submission*``)."""
-        project = self.service.project(self.project_id)
-        with self.service.lock:
-            return project.journal.find(method, path)
+        return self.service.journal(self.project_id, method, path)
 
     def assert_called(
         self, method: str, path: str, *, times: int | None = None, body: Any = None

@@ -30,6 +30,14 @@ def test_rate_limit_answers_429_with_retry_after(client: TestClient) -> None:
         assert r.headers["retry-after"] == "1"
 
 
+def test_retry_after_is_the_wait_for_the_next_token(client: TestClient) -> None:
+    """At half a call per second the next token is two seconds away, not one."""
+    client.patch("/__admin/projects/default", json={"options": {"rate_limit_per_second": 0.5}})
+    assert client.get("/v3/submission", params={"count": "1"}).status_code == 200
+    r = client.get("/v3/submission", params={"count": "1"})
+    assert (r.status_code, r.headers["retry-after"]) == (429, "2")
+
+
 def test_rate_limit_is_per_project(client: TestClient, service: Service) -> None:
     service.create_project({"project_id": "p2", "api_key": "k2"})
     client.patch("/__admin/projects/default", json={"options": {"rate_limit_per_second": 1}})

@@ -240,8 +240,11 @@ def _serve_with_state(args: argparse.Namespace, service: Any, app: Any) -> int:
 def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
     """uvicorn as the throughput figures assume it: its ``auto`` loop and HTTP parser pick
     uvloop and httptools (installed with the mock), and the access log is off by default."""
+    import gc
+
     import uvicorn
 
+    gc.freeze()  # the process's long-lived start state need not be walked by every collection
     uvicorn.run(
         app,
         host=args.host,

@@ -1,7 +1,8 @@
 """The control API under ``/__admin``: reset, projects, seeding, whole-state export/import.
 
 No API key; meant for tests and demos on the same server. Every operation is a thin call to
-the same :class:`~idv_mock.backend.Service` method a Python test would use in-process.
+the same :class:`~idv_mock.backend.Service` method a Python test would use in-process; the
+backend's refusals become 400/404/409 in one place, ``refusal`` (used by ``app.admin_endpoint``).
 """
 
 from __future__ import annotations
@@ -20,14 +21,6 @@ from idv_mock.errors import ApiError
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def _error(exc: BackendError) -> ApiError:
-    status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Conflict) else 400
-    body: dict[str, Any] = {"message": str(exc)}
-    if isinstance(exc, InvalidInput) and exc.problems:
-        body["errors"] = exc.problems[:50]
-    return ApiError(status, body)
-
-
 async def _json_body(request: Request) -> Any:
     try:
         return parse_json(await request.body())
@@ -42,9 +35,17 @@ async def _object_body(request: Request) -> dict[str, Any]:
     return body
 
 
+def refusal(exc: BackendError) -> ApiError:
+    """A backend refusal as the control API answers it: 404 not found, 409 conflict, else 400."""
+    status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Conflict) else 400
+    body: dict[str, Any] = {"message": str(exc)}
+    if isinstance(exc, InvalidInput) and exc.problems:
+        body["errors"] = exc.problems[:50]
+    return ApiError(status, body)
+
+
 def _summary(service: Service, message: str) -> dict[str, Any]:
-    counts = {pid: len(p.store) for pid, p in service.projects.items()}
-    return {"message": message, "projects": counts}
+    return {"message": message, "projects": service.submission_counts()}
 
 
 async def reset(request: Request) -> Response:
@@ -54,44 +55,27 @@ async def reset(request: Request) -> Response:
 
 
 async def list_projects(request: Request) -> Response:
-    projects = [p.describe() for p in service_of(request).projects.values()]
-    return json_response({"projects": projects})
+    return json_response({"projects": service_of(request).describe_projects()})
 
 
 async def create_project(request: Request) -> Response:
     spec = await _object_body(request)
-    try:
-        project = service_of(request).create_project(spec)
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response(project.describe(), 201)
+    return json_response(service_of(request).create_project(spec).describe(), 201)
 
 
 async def get_project(request: Request) -> Response:
-    try:
-        project = service_of(request).project(request.path_params["project_id"])
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response(project.describe())
+    return json_response(service_of(request).project(_pid(request)).describe())
 
 
 async def update_project(request: Request) -> Response:
     changes = await _object_body(request)
-    try:
-        project = service_of(request).update_project(request.path_params["project_id"], changes)
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response(project.describe())
+    return json_response(service_of(request).update_project(_pid(request), changes).describe())
 
 
 async def create_submission(request: Request) -> Response:
     overrides = await _object_body(request)
     fire = request.query_params.get("fire_webhooks", "false").lower() in ("true", "1", "yes")
-    pid = request.path_params["project_id"]
-    try:
-        sub = service_of(request).create_submission(pid, overrides, fire_webhooks=fire)
-    except BackendError as exc:
-        raise _error(exc) from None
+    sub = service_of(request).create_submission(_pid(request), overrides, fire_webhooks=fire)
     return json_response(sub, 201)
 
 
@@ -110,32 +94,18 @@ async def hosted_submission(request: Request) -> Response:
     if unknown or not isinstance(body.get("token"), str) or not isinstance(overrides, dict):
         message = "the body is {token: <encrypted JSON>, outcome, overrides: {...}}"
         raise ApiError(400, {"message": message})
-    pid = request.path_params["project_id"]
     outcome = body.get("outcome", "approved")
-    try:
-        sub = service_of(request).hosted_submission(pid, body["token"], outcome, overrides)
-    except BackendError as exc:
-        raise _error(exc) from None
+    sub = service_of(request).hosted_submission(_pid(request), body["token"], outcome, overrides)
     return json_response(sub, 201)
 
 
 async def list_webhooks(request: Request) -> Response:
-    service = service_of(request)
-    pid = request.path_params["project_id"]
-    try:
-        service.project(pid)
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response({"deliveries": service.webhooks.deliveries(pid)})
+    return json_response({"deliveries": service_of(request).deliveries(_pid(request))})
 
 
 async def get_submission(request: Request) -> Response:
-    pid, sid = request.path_params["project_id"], request.path_params["submission_id"]
-    try:
-        sub = service_of(request).stored_submission(pid, sid)
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response(sub)
+    sid = request.path_params["submission_id"]
+    return json_response(service_of(request).stored_submission(_pid(request), sid))
 
 
 async def export_state(request: Request) -> Response:
@@ -145,56 +115,35 @@ async def export_state(request: Request) -> Response:
 async def import_state(request: Request) -> Response:
     state = await _object_body(request)
     service = service_of(request)
-    try:
-        service.import_state(state)
-    except BackendError as exc:
-        raise _error(exc) from None
+    service.import_state(state)
     return json_response(_summary(service, "state imported"))
 
 
 async def add_fault(request: Request) -> Response:
     spec = await _object_body(request)
-    try:
-        service_of(request).project(request.path_params["project_id"])
-    except BackendError as exc:
-        raise _error(exc) from None
+    service_of(request).project(_pid(request))  # an unknown project is a 404 first
     problems = unknown_errors(spec, request.app.state.api_families)
     if problems:
         raise ApiError(400, {"message": "invalid fault rule", "errors": problems})
-    try:
-        rule = service_of(request).add_fault(request.path_params["project_id"], spec)
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response(rule, 201)
+    return json_response(service_of(request).add_fault(_pid(request), spec), 201)
 
 
 async def list_faults(request: Request) -> Response:
-    try:
-        rules = service_of(request).faults(request.path_params["project_id"])
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response({"faults": rules})
+    return json_response({"faults": service_of(request).faults(_pid(request))})
 
 
 async def remove_faults(request: Request) -> Response:
-    pid, fault_id = request.path_params["project_id"], request.path_params.get("fault_id")
-    try:
-        removed = service_of(request).remove_faults(pid, fault_id)
-    except BackendError as exc:
-        raise _error(exc) from None
-    return json_response({"removed": removed})
+    fault_id = request.path_params.get("fault_id")
+    return json_response({"removed": service_of(request).remove_faults(_pid(request), fault_id)})
 
 
 def _call(operation: Callable[[Request, dict[str, Any]], Any], status: int = 200) -> Handler:
-    """A handler that runs ``operation(request, body)`` and renders its result or error."""
+    """A handler that runs ``operation(request, body)`` and renders its result."""
 
     async def handler(request: Request) -> Response:
         raw = await request.body()
         body = await _object_body(request) if raw.strip() else {}
-        try:
-            return json_response(operation(request, body), status)
-        except BackendError as exc:
-            raise _error(exc) from None
+        return json_response(operation(request, body), status)
 
     return handler
 
@@ -221,17 +170,13 @@ def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
 
 
 def _journal(request: Request, body: dict[str, Any]) -> Any:
-    project = service_of(request).project(_pid(request))
     method = request.query_params.get("method") or None  # an empty value filters nothing
     path = request.query_params.get("path") or None
-    with service_of(request).lock:
-        return {"requests": project.journal.find(method, path)}
+    return {"requests": service_of(request).journal(_pid(request), method, path)}
 
 
 def _clear_journal(request: Request, body: dict[str, Any]) -> Any:
-    project = service_of(request).project(_pid(request))
-    with service_of(request).lock:
-        return {"removed": project.journal.clear()}
+    return {"removed": service_of(request).clear_journal(_pid(request))}
 
 
 ROUTES: dict[str, dict[str, Handler]] = {

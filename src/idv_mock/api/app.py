@@ -15,10 +15,10 @@ from idv_mock.api import admin, journaling, monitoring
 from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.fastlane import MockApp
-from idv_mock.api.faults import fired_rule, rule_response
 from idv_mock.api.get_submission import get_submission
-from idv_mock.api.http import error_response, json_response, project_of, service_of
+from idv_mock.api.http import error_response, json_response
 from idv_mock.api.patch_submission import patch_submission
+from idv_mock.api.preconditions import run_steps
 from idv_mock.api.projection import (
     collection_not_allowed,
     create_projection,
@@ -27,8 +27,8 @@ from idv_mock.api.projection import (
     item_not_allowed,
     list_projections,
 )
-from idv_mock.backend import Service
-from idv_mock.errors import GENERIC, RATE_LIMIT, ApiError, Family
+from idv_mock.backend import BackendError, Service
+from idv_mock.errors import GENERIC, ApiError, Family
 
 Handler = Callable[[Request], Awaitable[Response]]
 Refusal = Callable[[], ApiError]
@@ -96,17 +96,16 @@ def _not_allowed(allow: str, refusal: Refusal = _generic_not_allowed) -> ApiErro
 
 
 def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
-    """One endpoint per path: fault rules first, then the method's handler, else a 405."""
+    """One endpoint per path: the steps before a handler (``preconditions.py``: body size,
+    rate limit, fault rules), then the method's handler, else a 405."""
     allow = ", ".join(calls)
 
     async def answer(request: Request) -> Response:
         if request.method not in calls:
             raise _not_allowed(allow, refusal)
-        _check_limits(request)
         handler, family = calls[request.method]
-        rule = await fired_rule(request, family)
-        faulted = rule_response(rule, family) if rule is not None else None
-        return faulted if faulted is not None else await handler(request)
+        answered = await run_steps(request, family)
+        return answered if answered is not None else await handler(request)
 
     async def endpoint(request: Request) -> Response:
         started = time.perf_counter()
@@ -120,36 +119,17 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
     return endpoint
 
 
-MAX_BODY = 1024 * 1024
-
-
-def _check_limits(request: Request) -> None:
-    """The body size limit (413) and the project's rate limit (429, gaps.md "Limits")."""
-    length = request.headers.get("content-length", "0")
-    if not length.isdigit() or int(length) > MAX_BODY:
-        raise GENERIC.error("payload_too_large")
-    project = project_of(request)
-    if project is not None and project.options.get("rate_limit_per_second"):
-        # the lock only with a limit: without one, allow_call neither reads nor changes state
-        with service_of(request).lock:
-            allowed = project.allow_call()
-        if not allowed:
-            raise _throttled()
-
-
-def _throttled() -> ApiError:
-    error = RATE_LIMIT.error("too_many_requests")
-    error.headers["Retry-After"] = "1"
-    return error
-
-
 def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
+    """A control-API path: its methods, and the one place a backend refusal becomes 4xx."""
     allow = ", ".join(handlers)
 
     async def endpoint(request: Request) -> Response:
         if request.method not in handlers:
             raise _not_allowed(allow)
-        return await handlers[request.method](request)
+        try:
+            return await handlers[request.method](request)
+        except BackendError as exc:
+            raise admin.refusal(exc) from None
 
     return endpoint
 
@@ -196,7 +176,8 @@ def create_app(service: Service | None = None) -> MockApp:
         },
     )
     app.router.redirect_slashes = False  # the service does not redirect; neither does the mock
-    app.state.service = service or Service()
+    app.state.service = service = service or Service()
+    service.journal_reader = journaling.readable
     app.state.api_families = API_FAMILIES
     app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
     return app

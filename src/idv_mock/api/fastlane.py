@@ -4,10 +4,11 @@ That call is what load tests hammer, and Starlette's routing, middleware, Reques
 Response objects cost more than the work itself. The lane answers it from the scope, with
 the same body function (``get_submission.plain_page``) and the same journal core
 (``journaling.record_call``) as the Starlette route, and so the same bytes and the same
-journal entry. It takes only the plain case: whenever anything else is involved — no or an
-unknown key, Secure Data Transfer, fault rules, a rate limit, a body, a query error, added
-middleware — it hands the call to Starlette untouched (nothing read, changed or recorded),
-and the route answers as it always did.
+journal entry. It takes only the plain case: no step of the route's own table
+(``preconditions.STEPS``: body, rate limit, fault rules) applies, the key is known and the
+handler takes its plain branch (``get_submission.takes_plain_page``), the query is valid
+and no middleware was added. Anything else goes to Starlette untouched (nothing read,
+changed or recorded), and the route answers as it always did.
 
 ``app.state.fast_lane = False`` turns it off (to compare, or to rule it out when debugging).
 """
@@ -19,9 +20,10 @@ import time
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
-from idv_mock.api.get_submission import plain_page
+from idv_mock.api.get_submission import plain_page, takes_plain_page
 from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, grouped, query_pairs
 from idv_mock.api.journaling import record_call
+from idv_mock.api.preconditions import Facts, pending
 from idv_mock.backend import Service
 
 LANE_PATH = "/v3/submission"
@@ -49,26 +51,20 @@ async def answer(service: Service, scope: Scope, send: Send) -> bool:
     """Answer and journal the call as the route would; False (having done neither) if the
     call is not the plain case."""
     started = time.perf_counter()
-    key = None
+    key, has_body = None, False
     for name, value in scope["headers"]:
         if name == b"x-api-key":
             if key is None:  # Starlette's headers.get: the first one
                 key = value
         elif name == b"content-length":
-            if value != b"0":
-                return False
+            has_body = has_body or value != b"0"
         elif name == b"transfer-encoding":
-            return False
+            has_body = True
     if key is None:
         return False
     project = service.project_for_key(key.decode("latin-1"))
     scope[PROJECT_SCOPE_KEY] = project  # should the route answer, it need not look it up again
-    if (
-        project is None
-        or project.secure
-        or project.faults.rules
-        or project.options.get("rate_limit_per_second")
-    ):
+    if project is None or not takes_plain_page(project) or pending(Facts(project, has_body)):
         return False
     try:
         query_string: bytes = scope["query_string"]

@@ -2,60 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
-import random
 import re
 from typing import Any
 
-import orjson
-from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import json_response, project_of
-from idv_mock.backend.faults import Call, FaultRule
+from idv_mock.api.http import json_response
+from idv_mock.backend.calls import FiredRule
 from idv_mock.errors import ApiError, Family
-
-_jitter = random.Random(0)
-
 
 FAULT_HEADER = "x-idv-mock-fault"
 
 
-async def fired_rule(request: Request, family: Family) -> FaultRule | None:
-    """The project's rule (if any) that fires for this call, after its delay.
-
-    A rule naming an error this call's catalogue lacks is skipped, so one rule can cover
-    several calls (``/v3/submission*``) and fire only where its error exists.
-    """
-    project = project_of(request)
-    if project is None or not project.faults.rules:
-        return None
-    call = Call(request.method, request.url.path, dict(request.query_params), await _body(request))
-
-    def usable(rule: FaultRule) -> bool:
-        return "error" not in rule.spec or family.find(rule.spec["error"]) is not None
-
-    rule = project.faults.fire(call, usable)
-    if rule is not None:
-        await _delay(rule.spec)
-    return rule
-
-
-async def _body(request: Request) -> Any:
-    try:
-        return orjson.loads(await request.body())
-    except orjson.JSONDecodeError:
-        return None
-
-
-async def _delay(spec: dict[str, Any]) -> None:
-    delay = spec.get("delay_ms", 0) + _jitter.randint(0, spec.get("jitter_ms", 0))
-    if delay:
-        await asyncio.sleep(delay / 1000)
-
-
-def rule_response(rule: FaultRule, family: Family) -> Response | None:
+def rule_response(rule: FiredRule, family: Family) -> Response | None:
     """The rule's response; ``None`` when it only delays (the call then goes on)."""
     spec = rule.spec
     if "respond" in spec:

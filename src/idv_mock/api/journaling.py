@@ -4,7 +4,7 @@ body — decrypted when it came encrypted — status, response, duration, time).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -69,10 +69,7 @@ def record_call(
         "response": _kept(response, media_type),
         "duration_ms": time.perf_counter() - started,
     }
-    with service.lock:
-        if project.journal.decode is None:
-            project.journal.decode = _describer(service, project.project_id)
-        project.journal.record(entry)
+    service.record_call(project, entry)
 
 
 KEEP_BYTES = 64 * 1024  # a journal of 10,000 pages of 50 would otherwise hold gigabytes
@@ -85,31 +82,23 @@ def _kept(body: bytes, media_type: str | None) -> tuple[bytes, str | None]:
     return b"", f"{media_type}; {len(body)} bytes, {NOT_KEPT}"
 
 
-def _describer(service: Service, project_id: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """The journal's reader. It finds its project by id when it reads: holding the project
-    would make a cycle (project, journal, reader) that ``gc.freeze()`` keeps alive after a
-    reset replaced the project."""
-
-    def describe(entry: dict[str, Any]) -> dict[str, Any]:
-        raw, (answer, media_type) = entry["body"], entry["response"]
-        query = dict(query_pairs(entry["query"]))
-        out = {
-            **entry,
-            "time": iso(datetime.fromtimestamp(entry["time"], timezone.utc)),
-            "query": query,
-            "headers": _masked(entry["headers"]),
-            "body": _decoded(raw),
-            "response": _decoded(answer, media_type),
-            "duration_ms": round(entry["duration_ms"] * 1000, 3),
-        }
-        project = service.projects.get(project_id)
-        text = query.get("data") or _form_data(raw)
-        plain = None if project is None else _decrypted(project, text)
-        if plain is not None:
-            out["decrypted"] = plain
-        return out
-
-    return describe
+def readable(project: Project, entry: dict[str, Any]) -> dict[str, Any]:
+    """A raw entry as the control API shows it (the service's ``journal_reader``)."""
+    raw, (answer, media_type) = entry["body"], entry["response"]
+    query = dict(query_pairs(entry["query"]))
+    out = {
+        **entry,
+        "time": iso(datetime.fromtimestamp(entry["time"], timezone.utc)),
+        "query": query,
+        "headers": _masked(entry["headers"]),
+        "body": _decoded(raw),
+        "response": _decoded(answer, media_type),
+        "duration_ms": round(entry["duration_ms"] * 1000, 3),
+    }
+    plain = _decrypted(project, query.get("data") or _form_data(raw))
+    if plain is not None:
+        out["decrypted"] = plain
+    return out
 
 
 def _masked(headers: RawHeaders) -> dict[str, str]:

@@ -86,7 +86,7 @@ def _strings(value: Any) -> bool:
 
 async def list_projections(request: Request) -> Response:
     project = _project(request)
-    items = [p.describe() for p in project.projections.policies.values()]
+    items = service_of(request).projections(project)
     return json_response({"items": items, "message": "Get projection list success"})
 
 

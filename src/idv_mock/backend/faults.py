@@ -76,6 +76,10 @@ class FaultRules:
         self.rules = kept
         return removed
 
+    def delay_ms(self, spec: dict[str, Any]) -> int:
+        """The rule's delay plus its jitter, drawn from the rules' own seeded generator."""
+        return int(spec.get("delay_ms", 0)) + self.rng.randint(0, int(spec.get("jitter_ms", 0)))
+
     def fire(self, call: Call, usable: Callable[[FaultRule], bool]) -> FaultRule | None:
         """The first live, ``usable`` rule matching the call, counted as hit, if its dice say so."""
         for rule in self.rules:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +18,6 @@ class Journal:
     size: int = DEFAULT_SIZE
     entries: deque[dict[str, Any]] = field(default_factory=deque)
     counter: int = 0
-    decode: Callable[[dict[str, Any]], dict[str, Any]] | None = None  # raw entry -> readable
 
     def record(self, entry: dict[str, Any]) -> None:
         self.counter += 1
@@ -28,14 +26,14 @@ class Journal:
             self.entries.popleft()
 
     def find(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
-        """Calls by method (any case) and path glob, oldest first, decoded for reading."""
-        found = [
+        """Calls by method (any case) and path glob, oldest first, as recorded (raw: the web
+        layer, which recorded them, makes them readable)."""
+        return [
             e
             for e in self.entries
             if (method is None or e["method"] == method.upper())
             and (path is None or fnmatch.fnmatchcase(e["path"], path))
         ]
-        return [self.decode(e) for e in found] if self.decode else found
 
     def clear(self) -> int:
         removed = len(self.entries)

@@ -35,14 +35,15 @@ class Project:
     journal: Journal = field(default_factory=Journal)
     bucket: TokenBucket | None = None
 
-    def allow_call(self) -> bool:
-        """Whether the project's rate limit (option ``rate_limit_per_second``) lets a call in."""
+    def admit_call(self) -> int | None:
+        """None when the project's rate limit (option ``rate_limit_per_second``) lets a call
+        in, else the whole seconds until it would."""
         rate = self.options.get("rate_limit_per_second")
         if not rate:
-            return True
+            return None
         if self.bucket is None or self.bucket.rate != rate:
             self.bucket = TokenBucket(float(rate))
-        return self.bucket.allow()
+        return None if self.bucket.allow() else self.bucket.wait_seconds()
 
     @classmethod
     def from_input(cls, spec: dict[str, Any], created_at: str) -> Project:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -25,3 +26,7 @@ class TokenBucket:
             self.tokens -= 1
             return True
         return False
+
+    def wait_seconds(self) -> int:
+        """Whole seconds until the next token (``Retry-After``; at least 1)."""
+        return max(1, math.ceil((1 - self.tokens) / self.rate))

@@ -8,7 +8,6 @@ which is both faster than seeding again and byte-identical to it.
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Container
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ import orjson
 
 from idv_mock import crypto, schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
+from idv_mock.backend.calls import CallOperations, JournalReader
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -53,11 +53,11 @@ class ServiceConfig:
     journal_size: int = 10_000  # API calls kept per project (oldest dropped)
 
 
-class Service(ScreeningOperations):
+class Service(CallOperations, ScreeningOperations):
     def __init__(self, config: ServiceConfig | None = None) -> None:
         self.config = config or ServiceConfig()
-        self._lock = threading.RLock()
-        self.lock = self._lock  # for the web layer's journal
+        self._lock = threading.RLock()  # private: every read and change of state is a method
+        self.journal_reader: JournalReader | None = None  # set by the web layer that records
         self.factory = SubmissionFactory(self.config.random_seed)
         self.webhooks = WebhookDispatcher(self.config.webhook_backoff, self.config.webhook_timeout)
         self.clock = Clock(self.config.clock_mode)
@@ -71,7 +71,6 @@ class Service(ScreeningOperations):
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
-        gc.freeze()  # the long-lived state need not be walked by every collection
 
     # --- start state ---
     def _seed(self) -> None:
@@ -108,7 +107,6 @@ class Service(ScreeningOperations):
         with self._lock:
             self._install(Clock.restore(state["clock"]), projects)
             self._project_starts = {p.project_id: p for p in projects}
-        gc.freeze()
 
     def _install(self, clock: Clock, starts: list[Project]) -> None:
         """Live copies of ``starts`` become the whole state."""

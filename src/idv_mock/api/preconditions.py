@@ -1,0 +1,123 @@
+"""The steps every ``/v3`` call passes before its handler, as one table.
+
+The route (``app.api_endpoint``) runs each step whose ``applies`` says it has work for the
+call; the fast lane (``fastlane.py``) answers only a call for which no step applies, and
+hands every other call to the route. Both read this one table, so a step added here is
+one the lane cannot skip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+from idv_mock.api.faults import rule_response
+from idv_mock.api.http import project_of, service_of
+from idv_mock.backend import Project
+from idv_mock.backend.faults import Call, FaultRule
+from idv_mock.errors import GENERIC, RATE_LIMIT, Family
+
+MAX_BODY = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What is known of a call before its body is read: its project and whether it says
+    it carries a body (a non-zero ``content-length`` or any ``transfer-encoding``)."""
+
+    project: Project | None
+    has_body: bool
+
+
+Run = Callable[[Request, Family], Awaitable[Response | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    name: str
+    applies: Callable[[Facts], bool]  # cheap: whether ``run`` has anything to do
+    run: Run  # raises the call's ApiError, answers for the call, or None to go on
+
+
+async def _body_size(request: Request, family: Family) -> Response | None:
+    length = request.headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > MAX_BODY:
+        raise GENERIC.error("payload_too_large")
+    return None
+
+
+async def _rate_limit(request: Request, family: Family) -> Response | None:
+    project = project_of(request)
+    wait = None if project is None else service_of(request).admit_call(project)
+    if wait is None:
+        return None
+    error = RATE_LIMIT.error("too_many_requests")
+    error.headers["Retry-After"] = str(wait)
+    raise error
+
+
+async def _fault_rules(request: Request, family: Family) -> Response | None:
+    """A fired rule's answer, after its delay. A rule naming an error this call's catalogue
+    lacks is skipped, so one rule can cover several calls and fire only where it exists."""
+    project = project_of(request)
+    if project is None:
+        return None
+    call = Call(request.method, request.url.path, dict(request.query_params), await _json(request))
+
+    def usable(rule: FaultRule) -> bool:
+        return "error" not in rule.spec or family.find(rule.spec["error"]) is not None
+
+    fired = service_of(request).fire_fault(project, call, usable)
+    if fired is None:
+        return None
+    if fired.delay_ms:
+        await asyncio.sleep(fired.delay_ms / 1000)
+    return rule_response(fired, family)
+
+
+async def _json(request: Request) -> object:
+    try:
+        return orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _limited(facts: Facts) -> bool:
+    return facts.project is not None and bool(facts.project.options.get("rate_limit_per_second"))
+
+
+def _faulted(facts: Facts) -> bool:
+    return facts.project is not None and bool(facts.project.faults.rules)
+
+
+STEPS: tuple[Step, ...] = (
+    Step("body size", lambda facts: facts.has_body, _body_size),
+    Step("rate limit", _limited, _rate_limit),
+    Step("fault rules", _faulted, _fault_rules),
+)
+
+
+def pending(facts: Facts) -> bool:
+    """Whether any step has work for the call (the fast lane then leaves it to the route)."""
+    return any(step.applies(facts) for step in STEPS)
+
+
+async def run_steps(request: Request, family: Family) -> Response | None:
+    """Every step that applies, in order: an answer of one ends the call before its handler."""
+    facts = Facts(project_of(request), _says_body(request))
+    for step in STEPS:
+        if step.applies(facts):
+            answered = await step.run(request, family)
+            if answered is not None:
+                return answered
+    return None
+
+
+def _says_body(request: Request) -> bool:
+    headers = request.headers
+    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
