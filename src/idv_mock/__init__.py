@@ -1,43 +1,50 @@
-"""idv-mock: a contract-faithful, stateful mock of an identity verification service's API v3."""
+"""idv-mock: a contract-faithful, stateful mock of an identity verification service's API v3.
+
+Every public name is imported on first use (PEP 562), so ``import idv_mock`` (and the
+pytest plugin, which imports it) costs a downstream project nothing it does not use:
+Faker, Starlette, jsonschema and the rest load when ``Service``, ``create_app``, ``mock``
+or ``make_submission`` is first touched.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from idv_mock.backend import Service, ServiceConfig
-from idv_mock.backend import derive as _derive
-from idv_mock.backend.projects import Project
-from idv_mock.clock import DEFAULT_START
-from idv_mock.fake.factory import SubmissionFactory, deep_merge
+if TYPE_CHECKING:
+    from idv_mock.backend import Service, ServiceConfig
+    from idv_mock.backend.samples import make_submission
+    from idv_mock.fake.factory import SubmissionFactory
+    from idv_mock.intercept import mock
 
-__all__ = ["Service", "ServiceConfig", "SubmissionFactory", "create_app", "make_submission"]
+__all__ = ["Service", "ServiceConfig", "SubmissionFactory", "create_app", "make_submission", "mock"]
 __version__ = "0.2.0"
 
-
-def make_submission(
-    overrides: dict[str, Any] | None = None,
-    *,
-    seed: int = 0,
-    when: datetime = DEFAULT_START,
-    options: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One complete, schema-valid Faker submission, ``overrides`` deep-merged over it.
-
-    Derived fields follow a project with default (or the given) ``options``; there is no
-    store, so duplicate fields stay empty. Use ``Service.create_submission`` for those.
-    """
-    project = Project.from_input(
-        {"project_id": "factory", "api_key": "factory-key", "options": options or {}},
-        "2026-01-01T00:00:00.000Z",
-    )
-    overrides = overrides or {}
-    raw = SubmissionFactory(seed).build(when, overrides, userid=overrides.get("userid"))
-    return _derive.derive(deep_merge(raw, overrides), project.options, project.project_options())
+# public name -> the module that defines it
+_HOMES = {
+    "Service": "idv_mock.backend",
+    "ServiceConfig": "idv_mock.backend",
+    "SubmissionFactory": "idv_mock.fake.factory",
+    "make_submission": "idv_mock.backend.samples",
+    "mock": "idv_mock.intercept",
+}
 
 
 def create_app(service: Service | None = None) -> Any:
-    """The ASGI app (Starlette) serving ``service``; imported lazily to keep imports light."""
+    """The ASGI app (Starlette) serving ``service`` (a fresh default one if not given)."""
     from idv_mock.api.app import create_app as _create
 
     return _create(service)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'idv_mock' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

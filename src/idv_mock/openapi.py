@@ -136,7 +136,7 @@ def _example(path: str, method: str, status: int) -> Any:
 
 @functools.cache
 def _submission_list_example() -> dict[str, Any]:
-    from idv_mock import make_submission
+    from idv_mock.backend.samples import make_submission
 
     item = make_submission(seed=1)
     key = {"id": item["submission_id"], "created_at": item["created_at"]}
