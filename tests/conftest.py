@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +166,38 @@ def snapshot(service: Service) -> bytes:
     import orjson
 
     return orjson.dumps(service.export_state())
+
+
+def assert_refused(
+    response: httpx.Response | Callable[[], httpx.Response],
+    status: int,
+    body: Any,
+    *,
+    service: Service | None = None,
+    before: bytes | None = None,
+    note: object = None,
+) -> httpx.Response:
+    """The answer has exactly ``status`` and the JSON ``body``; with ``service``, the call
+    changed nothing.
+
+    ``response`` is the answer, or a call that sends the request. Given a call and
+    ``service``, the state is snapshotted just before it is sent; given an answer and
+    ``service``, pass ``before``, the :func:`snapshot` taken before it was sent. ``note`` is
+    shown when an assertion fails; the answer is returned.
+    """
+    if (before is not None and service is None) or (
+        service is not None and before is None and not callable(response)
+    ):
+        raise TypeError("state check: pass service= with a call, or service= and before=")
+    if callable(response):
+        if service is not None and before is None:
+            before = snapshot(service)
+        response = response()
+    assert response.status_code == status, (note, response.text)
+    assert response.json() == body, (note, response.text)
+    if service is not None:
+        assert snapshot(service) == before, (note, "the refused call changed the state")
+    return response
 
 
 def some_submission(service: Service, index: int = 0) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import pytest
 from pypdf import PdfReader
 from starlette.testclient import TestClient
 
-from conftest import LiveServer, snapshot, some_submission
+from conftest import LiveServer, assert_refused, snapshot, some_submission
 from idv_mock import Service
 from idv_mock.receiver import WebhookReceiver
 
@@ -84,19 +84,14 @@ def aml_of(
 
 def refused(client: TestClient, service: Service, expected: dict[str, str], **kwargs: Any) -> None:
     """POST /submission/aml is refused with 400 and ``expected``; nothing changes."""
-    before = snapshot(service)
-    r = client.post(AML, **kwargs)
-    assert (r.status_code, r.json()) == (400, expected)
-    assert snapshot(service) == before
+    assert_refused(lambda: client.post(AML, **kwargs), 400, expected, service=service)
 
 
 def report_refused(
     client: TestClient, service: Service, expected: dict[str, str], **kwargs: Any
 ) -> None:
-    before = snapshot(service)
-    r = client.get(REPORT, **kwargs)
-    assert (r.status_code, r.json()) == (400, expected)
-    assert snapshot(service) == before
+    """GET of the AML report is refused with 400 and ``expected``; nothing changes."""
+    assert_refused(lambda: client.get(REPORT, **kwargs), 400, expected, service=service)
 
 
 def person(

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from starlette.testclient import TestClient
 
-from conftest import snapshot, some_submission
+from conftest import assert_refused, some_submission
 from idv_mock import Service
 
 URL = "/v3/submission"
@@ -25,14 +25,12 @@ def read_ids(client: TestClient, **params: str) -> list[str]:
     return [item["submission_id"] for item in r.json()["Items"]]
 
 
-def assert_refused(
+def refused(
     client: TestClient, service: Service, message: str, params: dict[str, str], **kw: Any
 ) -> None:
-    before = snapshot(service)
-    r = client.delete(URL, params=params, **kw)
-    assert r.status_code == 400
-    assert r.json() == {"message": message, "statusCode": 400}
-    assert snapshot(service) == before
+    """DELETE /submission answers 400 with exactly ``message`` and changes nothing."""
+    expected = {"message": message, "statusCode": 400}
+    assert_refused(lambda: client.delete(URL, params=params, **kw), 400, expected, service=service)
 
 
 # --- success ------------------------------------------------------------------------------
@@ -133,7 +131,7 @@ def test_deleted_submission_is_no_duplicate_target(client: TestClient, service: 
 def test_deleting_again_is_refused(client: TestClient, service: Service) -> None:
     sid = some_submission(service)["submission_id"]
     assert client.delete(URL, params={"submission_id": sid}).status_code == 200
-    assert_refused(client, service, "not Exist Submission Data", {"submission_id": sid})
+    refused(client, service, "not Exist Submission Data", {"submission_id": sid})
 
 
 # --- errors of 7.2a ----------------------------------------------------------------------
@@ -147,16 +145,16 @@ def test_deleting_again_is_refused(client: TestClient, service: Service) -> None
 def test_missing_id_is_refused(
     client: TestClient, service: Service, params: dict[str, str]
 ) -> None:
-    assert_refused(client, service, "not Exist Submission ID", params)
+    refused(client, service, "not Exist Submission ID", params)
 
 
 def test_unknown_id_is_refused(client: TestClient, service: Service) -> None:
-    assert_refused(client, service, "not Exist Submission Data", {"submission_id": "no-such-id"})
+    refused(client, service, "not Exist Submission Data", {"submission_id": "no-such-id"})
 
 
 def test_missing_key_is_refused(raw_client: TestClient, service: Service) -> None:
     sid = some_submission(service)["submission_id"]
-    assert_refused(raw_client, service, "not Exist Project Data", {"submission_id": sid})
+    refused(raw_client, service, "not Exist Project Data", {"submission_id": sid})
 
 
 @pytest.mark.parametrize("key", ["wrong-key", ""])
@@ -164,7 +162,7 @@ def test_wrong_key_is_refused(raw_client: TestClient, service: Service, key: str
     sid = some_submission(service)["submission_id"]
     params = {"submission_id": sid}
     headers = {"x-api-key": key}
-    assert_refused(raw_client, service, "not Exist Project Data", params, headers=headers)
+    refused(raw_client, service, "not Exist Project Data", params, headers=headers)
 
 
 def test_key_of_another_project_cannot_delete(raw_client: TestClient, service: Service) -> None:
@@ -172,5 +170,5 @@ def test_key_of_another_project_cannot_delete(raw_client: TestClient, service: S
     sid = some_submission(service)["submission_id"]
     params = {"submission_id": sid}
     headers = {"x-api-key": "other-key"}
-    assert_refused(raw_client, service, "not Exist Submission Data", params, headers=headers)
+    refused(raw_client, service, "not Exist Submission Data", params, headers=headers)
     assert "status" not in service.stored_submission("default", sid)

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from conftest import snapshot, some_submission
+from conftest import assert_refused, snapshot, some_submission
 from idv_mock import Service, crypto
 
 FAULTS = "/__admin/projects/default/faults"
@@ -52,9 +52,9 @@ def test_fault_only_errors_are_reachable(
         {"submission_id": sid, "fields": "email"} if "partial" in path else {"submission_id": sid}
     )
     kwargs: dict[str, Any] = {"json": patch} if method == "PATCH" else {"params": params}
-    r = client.request(method, path, **kwargs)
-    assert (r.status_code, r.json()) == (status, body)
-    assert snapshot(service) == before
+    assert_refused(
+        client.request(method, path, **kwargs), status, body, service=service, before=before
+    )
     r = client.request(method, path, **kwargs)  # times: 1, so the call now goes through
     assert r.status_code == 200
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from conftest import snapshot, some_submission
+from conftest import assert_refused, snapshot, some_submission
 from idv_mock import Service
 
 URL = "/v3/submission"
@@ -141,10 +141,9 @@ def test_filters_combine(client: TestClient, service: Service) -> None:
 # --- errors of 7.2 ------------------------------------------------------------------------------
 
 
-def error(client: TestClient, params: dict[str, str], code: str, message: str) -> None:
-    r = client.get(URL, params=params)
-    assert r.status_code == 400
-    assert r.json() == {"errorCode": code, "message": message}
+def refused(client: TestClient, params: dict[str, str], code: str, message: str) -> None:
+    """GET /submission answers 400 with exactly this error."""
+    assert_refused(client.get(URL, params=params), 400, {"errorCode": code, "message": message})
 
 
 def test_missing_key_is_invalid_project(raw_client: TestClient) -> None:
@@ -164,35 +163,35 @@ def test_wrong_key_is_invalid_project(raw_client: TestClient) -> None:
 
 
 def test_unknown_parameter(client: TestClient) -> None:
-    error(client, {"limit": "5"}, "invalid_parameter", "invalid parameter: limit")
+    refused(client, {"limit": "5"}, "invalid_parameter", "invalid parameter: limit")
 
 
 def test_data_parameter_on_a_plain_project_is_unknown(client: TestClient) -> None:
-    error(client, {"data": "abc"}, "invalid_parameter", "invalid parameter: data")
+    refused(client, {"data": "abc"}, "invalid_parameter", "invalid parameter: data")
 
 
 @pytest.mark.parametrize("count", ["0", "2001", "-1", "ten", "", "1.5", "٣", "1" * 5000, "02000"])
 def test_bad_count(client: TestClient, count: str) -> None:
-    error(client, {"count": count}, "invalid_format", "invalid format: count")
+    refused(client, {"count": count}, "invalid_format", "invalid format: count")
 
 
 @pytest.mark.parametrize("name", ["start_date", "end_date"])
 @pytest.mark.parametrize("value", ["2024/01/01", "2024-1-1", "2024-02-30", "yesterday", ""])
 def test_bad_dates(client: TestClient, name: str, value: str) -> None:
-    error(client, {name: value}, "invalid_format", f"invalid format: {name}")
+    refused(client, {name: value}, "invalid_format", f"invalid format: {name}")
 
 
 def test_bad_request_type(client: TestClient) -> None:
-    error(client, {"request_type": "all"}, "invalid_format", "invalid format: request_type")
+    refused(client, {"request_type": "all"}, "invalid_format", "invalid format: request_type")
 
 
 def test_bad_nextpage_date(client: TestClient) -> None:
     params = {"nextpage_id": "x", "nextpage_date": "2024-01-01"}
-    error(client, params, "invalid_format", "invalid format: nextpage_date")
+    refused(client, params, "invalid_format", "invalid format: nextpage_date")
 
 
 def test_nextpage_id_alone_is_missing_data(client: TestClient) -> None:
-    error(client, {"nextpage_id": "x"}, "missing_data", "Required input data is missing")
+    refused(client, {"nextpage_id": "x"}, "missing_data", "Required input data is missing")
 
 
 def test_repeated_parameter_is_a_format_error(client: TestClient) -> None:

@@ -9,7 +9,7 @@ import pytest
 from httpx import Response
 from starlette.testclient import TestClient
 
-from conftest import snapshot
+from conftest import assert_refused, snapshot
 from idv_mock import Service, crypto
 from idv_mock.clock import parse_iso
 
@@ -107,10 +107,7 @@ def refused(
     **kw: Any,
 ) -> None:
     """The call gets exactly ``status`` and ``body`` and changes nothing."""
-    before = snapshot(service)
-    r = client.request(method, url, **kw)
-    assert (r.status_code, r.json()) == (status, body)
-    assert snapshot(service) == before
+    assert_refused(lambda: client.request(method, url, **kw), status, body, service=service)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from conformance import check_response
-from conftest import API_KEY, snapshot
+from conftest import API_KEY, assert_refused, snapshot
 from idv_mock import Service, create_app, crypto
 
 URL = "/v3/projection"
@@ -59,12 +59,7 @@ def listed(client: TestClient) -> list[dict[str, Any]]:
 
 def refused(service: Service, call: Call, status: int, message: str) -> httpx.Response:
     """The call answers ``status`` with exactly ``{"message": message}`` and changes nothing."""
-    before = snapshot(service)
-    r = call()
-    assert r.status_code == status, r.text
-    assert r.json() == {"message": message}
-    assert snapshot(service) == before
-    return r
+    return assert_refused(call, status, {"message": message}, service=service)
 
 
 def schema_checked(service: Service, key: str) -> Iterator[TestClient]:

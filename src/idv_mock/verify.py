@@ -7,8 +7,9 @@ userid, by e-mail, ``request_type=kyc``), GET /projection (list and one policy) 
 probes (missing or wrong key, bad parameters). Each answer is checked three ways: its status
 is one ``schemas/api.json`` lists for the operation, its body validates against the schemas
 listed for that status, and, where api-v3.md or gaps.md fix it, the body is exactly the
-expected one. A Secure Data Transfer project is detected from its answers, its requests are
-encrypted and its responses decrypted with the API key before validation.
+expected one (error bodies read from the catalogue, :mod:`idv_mock.errors`). A Secure
+Data Transfer project is detected from its answers, its requests are encrypted and its
+responses decrypted with the API key before validation.
 
 Exit status: 0 all checks pass, 1 some check failed, 2 the server cannot be reached.
 """
@@ -25,7 +26,7 @@ from typing import Any, Literal
 import httpx
 import orjson
 
-from idv_mock import crypto, schemas
+from idv_mock import crypto, errors, schemas
 
 Auth = Literal["key", "none", "wrong"]
 Semantic = Callable[[Any], list[str]]
@@ -38,18 +39,25 @@ ENVELOPE = "encrypted_response.json"
 ENCRYPTABLE = frozenset({"email", "start_date", "end_date", "submission_id"})
 NOT_JSON = object()
 
-INVALID_PROJECT = {"errorCode": "invalid_project", "message": "Invalid project"}
-MISSING_DATA = {"errorCode": "missing_data", "message": "Required input data is missing"}
-FORBIDDEN = {"message": "Forbidden"}
-PROJECTION_NOT_FOUND = {"message": "Projection not found"}
+
+def error_body(family: errors.Family, code: str, *args: str) -> dict[str, Any]:
+    """The exact body the error catalogue gives ``code`` (``args`` fill its ``{}``)."""
+    body: dict[str, Any] = family.error(code, *args).body
+    return body
 
 
-def invalid_format(name: str) -> dict[str, str]:
-    return {"errorCode": "invalid_format", "message": f"invalid format: {name}"}
+INVALID_PROJECT = error_body(errors.GET_SUBMISSION, "invalid_project")
+MISSING_DATA = error_body(errors.GET_SUBMISSION, "missing_data")
+FORBIDDEN = error_body(errors.PROJECTION, "forbidden")
+PROJECTION_NOT_FOUND = error_body(errors.PROJECTION, "not_found")
 
 
-def invalid_parameter(name: str) -> dict[str, str]:
-    return {"errorCode": "invalid_parameter", "message": f"invalid parameter: {name}"}
+def invalid_format(name: str) -> dict[str, Any]:
+    return error_body(errors.GET_SUBMISSION, "invalid_format", name)
+
+
+def invalid_parameter(name: str) -> dict[str, Any]:
+    return error_body(errors.GET_SUBMISSION, "invalid_parameter", name)
 
 
 class Unreachable(Exception):

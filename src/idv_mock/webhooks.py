@@ -1,19 +1,23 @@
 """Webhook delivery over real HTTP, off the request path, with retries and a record.
 
-Deliveries of one project run in order on that project's own worker thread (a receiver
-sees ``submit`` before ``approved``): a POST of the JSON payload with an
-``X-Idv-Event`` header, retried on a non-2xx answer or a connection error (gaps.md: up to
-3 attempts, 0.5 s then 1 s apart; both configurable). Every attempt is recorded, so a
-test or a demo can see what was sent, when, and what the receiver answered. The API call
-that caused an event never waits for it.
+Deliveries of one project go out in order (a receiver sees ``submit`` before
+``approved``), one at a time, on a small pool of worker threads shared by every project:
+a project with queued events waits its turn in a ready queue, and a worker takes its
+next event, so a thousand projects with a webhook cost no more threads than one. Each is a
+POST of the JSON payload with an ``X-Idv-Event`` header, retried on a non-2xx answer or a
+connection error (gaps.md: up to 3 attempts, 0.5 s then 1 s apart; both configurable).
+Every attempt is recorded (the newest ``max_records`` deliveries per project are kept), so
+a test or a demo can see what was sent, when, and what the receiver answered. The API
+call that caused an event never waits for it. ``clear`` (a reset, a project replaced)
+drops what is still queued and stops the retries of what is in flight.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -24,6 +28,9 @@ import orjson
 from idv_mock.clock import iso
 
 EVENT_HEADER = "X-Idv-Event"
+WORKERS = 4  # delivery threads shared by every project of a service
+IDLE_SECONDS = 10.0  # a worker with nothing to do for this long ends
+MAX_RECORDS = 10_000  # deliveries kept per project (oldest dropped), as the journal's size
 
 
 @dataclass(slots=True)
@@ -57,50 +64,102 @@ def _now() -> str:
 
 
 class WebhookDispatcher:
-    def __init__(self, backoff: Sequence[float] = (0.5, 1.0), timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        backoff: Sequence[float] = (0.5, 1.0),
+        timeout: float = 5.0,
+        workers: int = WORKERS,
+        max_records: int = MAX_RECORDS,
+    ) -> None:
         self.backoff = tuple(backoff)  # pauses between attempts: len(backoff) + 1 attempts
         self.timeout = timeout
-        self._queues: dict[str, ThreadPoolExecutor] = {}  # project id -> its ordered worker
+        self.workers = max(1, workers)
+        self.max_records = max_records
         self._lock = threading.Lock()
-        self._records: list[Delivery] = []
+        self._wake = threading.Condition(self._lock)  # a project became ready, or closing
+        self._idle = threading.Condition(self._lock)  # a delivery ended
+        self._queued: dict[str, deque[Delivery]] = {}  # project id -> its events, in order
+        self._ready: deque[str] = deque()  # projects with events and no worker on them
+        self._busy: set[str] = set()  # projects a worker is delivering for
+        self._records: dict[str, deque[Delivery]] = {}
+        self._threads: list[threading.Thread] = []
         self._pending = 0
-        self._idle = threading.Condition(self._lock)
         self._counter = 0
+        self._closed = False
 
     def send(
         self, project_id: str, url: str, event: str, payload: dict[str, Any], body: dict[str, Any]
     ) -> Delivery:
-        """Record a delivery and start it in the background; ``body`` is what goes on the wire."""
+        """Record a delivery and queue it; ``body`` is what goes on the wire."""
         with self._lock:
             self._counter += 1
             delivery = Delivery(
                 f"wh-{self._counter}", project_id, event, url, payload, body, _now()
             )
-            self._records.append(delivery)
+            records = self._records.setdefault(project_id, deque(maxlen=self.max_records))
+            records.append(delivery)
+            if self._closed:
+                delivery.status = "cancelled"
+                return delivery
             self._pending += 1
-            queue = self._queues.get(project_id)
-            if queue is None:
-                queue = ThreadPoolExecutor(1, thread_name_prefix=f"idv-webhook-{project_id}")
-                self._queues[project_id] = queue
-        queue.submit(self._deliver, delivery)
+            self._queued.setdefault(project_id, deque()).append(delivery)
+            if project_id not in self._busy and project_id not in self._ready:
+                self._ready.append(project_id)
+            self._start_worker()
+            self._wake.notify()
         return delivery
 
-    def _deliver(self, delivery: Delivery) -> None:
-        try:
-            content = orjson.dumps(delivery.body)
-            headers = {"content-type": "application/json", EVENT_HEADER: delivery.event}
-            with httpx.Client(timeout=self.timeout) as client:
-                for n in range(len(self.backoff) + 1):
-                    if n:
-                        time.sleep(self.backoff[n - 1])
-                    if self._attempt(client, delivery, n + 1, content, headers):
-                        delivery.status = "delivered"
+    def _start_worker(self) -> None:
+        """One more worker if all are taken and the pool has room (under the lock)."""
+        self._threads = [t for t in self._threads if t.is_alive()]
+        if len(self._threads) >= min(self.workers, len(self._busy) + len(self._ready)):
+            return
+        thread = threading.Thread(target=self._work, daemon=True, name="idv-webhook")
+        self._threads.append(thread)
+        thread.start()
+
+    def _work(self) -> None:
+        # one client per worker: making an httpx.Client costs ~20 ms (its TLS context)
+        with httpx.Client(timeout=self.timeout) as client:
+            while True:
+                with self._lock:
+                    while not self._ready and not self._closed:
+                        if not self._wake.wait(IDLE_SECONDS) and not self._ready:
+                            self._threads.remove(threading.current_thread())
+                            return  # idle for a while: the pool shrinks to what is used
+                    if self._closed:
                         return
-            delivery.status = "failed"
-        finally:
-            with self._lock:
-                self._pending -= 1
-                self._idle.notify_all()
+                    project_id = self._ready.popleft()
+                    delivery = self._queued[project_id].popleft()
+                    self._busy.add(project_id)
+                try:
+                    self._deliver(client, delivery)
+                finally:
+                    self._done(project_id)
+
+    def _done(self, project_id: str) -> None:
+        with self._lock:
+            self._busy.discard(project_id)
+            self._pending -= 1
+            if self._queued.get(project_id):
+                self._ready.append(project_id)
+                self._wake.notify()
+            else:
+                self._queued.pop(project_id, None)
+            self._idle.notify_all()
+
+    def _deliver(self, client: httpx.Client, delivery: Delivery) -> None:
+        content = orjson.dumps(delivery.body)
+        headers = {"content-type": "application/json", EVENT_HEADER: delivery.event}
+        for n in range(len(self.backoff) + 1):
+            if n:
+                time.sleep(self.backoff[n - 1])
+            if delivery.status == "cancelled":
+                return
+            if self._attempt(client, delivery, n + 1, content, headers):
+                delivery.status = "delivered"
+                return
+        delivery.status = "failed"
 
     def _attempt(
         self,
@@ -125,16 +184,33 @@ class WebhookDispatcher:
 
     def deliveries(self, project_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
-            found = [d for d in self._records if project_id in (None, d.project_id)]
+            groups = [r for pid, r in self._records.items() if project_id in (None, pid)]
+            found = sorted((d for group in groups for d in group), key=_sequence)
         return [d.describe() for d in found]
 
     def clear(self, project_id: str | None = None) -> None:
-        """Forget the delivery records (of one project, or all)."""
+        """Forget the delivery records (of one project, or all), drop what is queued and
+        stop the retries of a delivery in flight."""
         with self._lock:
-            self._records = [r for r in self._records if project_id not in (None, r.project_id)]
+            for pid in [p for p in self._records if project_id in (None, p)]:
+                for delivery in self._records.pop(pid):
+                    if delivery.status == "pending":
+                        delivery.status = "cancelled"
+            for pid in [p for p in self._queued if project_id in (None, p)]:
+                dropped = self._queued.pop(pid)
+                self._pending -= len(dropped)
+                if pid in self._ready:
+                    self._ready.remove(pid)
+            self._idle.notify_all()
+
+    def threads(self) -> int:
+        """Worker threads alive now (at most ``workers``)."""
+        with self._lock:
+            return sum(t.is_alive() for t in self._threads)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
-        """Block until no delivery is in flight (for tests and demos); False on timeout."""
+        """Block until no delivery is queued or in flight (for tests and demos); False on
+        timeout."""
         deadline = time.monotonic() + timeout
         with self._idle:
             while self._pending:
@@ -145,7 +221,12 @@ class WebhookDispatcher:
         return True
 
     def close(self) -> None:
+        """Stop the workers; queued deliveries are dropped, one in flight is abandoned."""
+        self.clear()
         with self._lock:
-            queues, self._queues = list(self._queues.values()), {}
-        for queue in queues:
-            queue.shutdown(wait=False, cancel_futures=True)
+            self._closed = True
+            self._wake.notify_all()
+
+
+def _sequence(delivery: Delivery) -> int:
+    return int(delivery.id.removeprefix("wh-"))

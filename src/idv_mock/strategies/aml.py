@@ -9,34 +9,36 @@ from hypothesis import strategies as st
 
 from idv_mock import errors
 from idv_mock.strategies.common import (
-    _NOT_NULL,
-    _THRESHOLD,
     ABSENT,
     AML_PATH,
+    NOT_NULL,
+    THRESHOLD_SCHEMA,
+    THRESHOLDS,
     Invalid,
     Kinds,
     S,
-    _given,
-    _json_non_objects,
-    _maybe,
-    _not_json,
-    _pick,
-    _request,
-    _unknown_ids,
-    _wrong_keys,
+    given_values,
+    json_non_objects,
+    make_request,
+    maybe,
+    non_json_bodies,
+    pick_kinds,
+    screening_body,
+    unknown_ids,
+    wrong_keys,
 )
-from idv_mock.strategies.valid import _THRESHOLDS, _screening, aml_requests
+from idv_mock.strategies.valid import aml_requests
 
 _BAD_THRESHOLDS = (
-    st.integers(max_value=_THRESHOLD["minimum"] - 1)
-    | st.integers(min_value=_THRESHOLD["maximum"] + 1)
+    st.integers(max_value=THRESHOLD_SCHEMA["minimum"] - 1)
+    | st.integers(min_value=THRESHOLD_SCHEMA["maximum"] + 1)
     | st.sampled_from([50.5, "50", True, False, [], {}, "high"])
 )
 
 
 def _aml(kind: str, code: str, **request: Any) -> Invalid:
     error = errors.AML_SCREENING.error(code)
-    return Invalid(_request("POST", AML_PATH, **request), error.status, error.body, kind)
+    return Invalid(make_request("POST", AML_PATH, **request), error.status, error.body, kind)
 
 
 def _aml_json(kind: str, code: str) -> Callable[[dict[str, Any]], Invalid]:
@@ -45,28 +47,28 @@ def _aml_json(kind: str, code: str) -> Callable[[dict[str, Any]], Invalid]:
 
 def _aml_kinds(submission_ids: Sequence[str], project_threshold: bool) -> Kinds:
     """Each failure kind of the screening call, by name."""
-    sids = _given(submission_ids, "submission_ids")
-    threshold = _maybe(_THRESHOLDS)
+    sids = given_values(submission_ids, "submission_ids")
+    threshold = maybe(THRESHOLDS)
     table: Kinds = {
         "wrong_api_key": st.builds(
             lambda h, b: _aml("wrong_api_key", "invalid_project", headers=h, json=b),
-            _wrong_keys(),
+            wrong_keys(),
             aml_requests(submission_ids),
         ),
-        "not_json": _not_json().map(lambda r: _aml("not_json", "invalid_payload", content=r)),
-        "not_object": _json_non_objects().map(
+        "not_json": non_json_bodies().map(lambda r: _aml("not_json", "invalid_payload", content=r)),
+        "not_object": json_non_objects().map(
             lambda r: _aml("not_object", "invalid_payload", content=r)
         ),
         "bad_threshold": st.builds(
-            _screening, _maybe(sids | st.just("") | _NOT_NULL), _BAD_THRESHOLDS
+            screening_body, maybe(sids | st.just("") | NOT_NULL), _BAD_THRESHOLDS
         ).map(_aml_json("bad_threshold", "invalid_payload")),
-        "missing_submissionId": st.builds(_screening, st.sampled_from([ABSENT, ""]), threshold).map(
-            _aml_json("missing_submissionId", "missing_parameter")
-        ),
-        "wrong_type": st.builds(_screening, _NOT_NULL, threshold).map(
+        "missing_submissionId": st.builds(
+            screening_body, st.sampled_from([ABSENT, ""]), threshold
+        ).map(_aml_json("missing_submissionId", "missing_parameter")),
+        "wrong_type": st.builds(screening_body, NOT_NULL, threshold).map(
             _aml_json("wrong_type", "invalid_payload")
         ),
-        "unknown_submission": st.builds(_screening, _unknown_ids(submission_ids), threshold).map(
+        "unknown_submission": st.builds(screening_body, unknown_ids(submission_ids), threshold).map(
             _aml_json("unknown_submission", "invalid_submissionId")
         ),
     }
@@ -90,4 +92,4 @@ def invalid_aml_requests(
     unknown_submission, and no_threshold (a live submission without ``amlThreshold``;
     left out when ``project_threshold`` says the project has the option ``aml_threshold``).
     """
-    return _pick(_aml_kinds(submission_ids, project_threshold), kinds, "invalid_aml_requests")
+    return pick_kinds(_aml_kinds(submission_ids, project_threshold), kinds, "invalid_aml_requests")

@@ -1,5 +1,11 @@
 """Shared by the strategies: :class:`Invalid` and :func:`send`, the values read from
-``schemas/`` (and the backend's tables), and small building blocks."""
+``schemas/`` (and the backend's tables), small building blocks, and the parts of valid
+requests that the invalid strategies reuse (PATCH data, partial-delete queries, policy and
+screening bodies, id lists).
+
+Every part another strategy module uses is here, under a public name, and is imported from
+here; a name used by one module only stays private to it. The package's own API is
+:mod:`idv_mock.strategies`' ``__all__``."""
 
 from __future__ import annotations
 
@@ -71,11 +77,10 @@ _GET_QUERY = schemas.load("get_submission_query.json")["properties"]
 GET_PARAMS = tuple(name for name in _GET_QUERY if name != "data")  # data: secure projects
 REQUEST_TYPES: tuple[str, ...] = tuple(_GET_QUERY["request_type"]["enum"])
 MAX_COUNT = 2000  # gaps.md
-_THRESHOLD = schemas.load("aml_request.json")["properties"]["amlThreshold"]
+THRESHOLD_SCHEMA = schemas.load("aml_request.json")["properties"]["amlThreshold"]
 MAX_IDS: int = schemas.load("monitor_request.json")["properties"]["submissionIds"]["maxItems"]
-_PATCH_DATA: dict[str, Any] = schemas.load("patch_submission_request.json")["properties"]["data"][
-    "properties"
-]
+_PATCH = schemas.load("patch_submission_request.json")
+PATCH_PROPERTIES: dict[str, Any] = _PATCH["properties"]["data"]["properties"]
 # gaps.md's PATCH table, in its order: the order in which property values are checked
 PATCH_CHECK_ORDER = (
     *("idType", "issuingCountry", "fullName", "firstName", "lastName", "gender"),
@@ -96,34 +101,34 @@ class _Absent:
 
 ABSENT: Any = _Absent()
 _CHARS = st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"])
-_ASCII = st.characters(codec="ascii", exclude_categories=["Cc"])
-_IDENTIFIERS = st.from_regex(r"[a-z][a-zA-Z0-9_]{0,11}", fullmatch=True)
-_NON_STRINGS: S[Any] = st.sampled_from([0, 42, -1, 1.5, True, False, None, [], ["x"], {}])
-_NOT_NULL: S[Any] = _NON_STRINGS.filter(lambda v: v is not None)
+ASCII = st.characters(codec="ascii", exclude_categories=["Cc"])
+IDENTIFIERS = st.from_regex(r"[a-z][a-zA-Z0-9_]{0,11}", fullmatch=True)
+NON_STRINGS: S[Any] = st.sampled_from([0, 42, -1, 1.5, True, False, None, [], ["x"], {}])
+NOT_NULL: S[Any] = NON_STRINGS.filter(lambda v: v is not None)
 
 
-def _texts(min_size: int = 1, max_size: int = 24) -> S[str]:
+def texts(min_size: int = 1, max_size: int = 24) -> S[str]:
     """Any text that JSON and a query string carry (no surrogates, no control characters)."""
     return st.text(_CHARS, min_size=min_size, max_size=max_size)
 
 
-def _maybe(strategy: S[Any]) -> S[Any]:
+def maybe(strategy: S[Any]) -> S[Any]:
     return st.one_of(st.just(ABSENT), strategy)
 
 
-def _body(**members: Any) -> dict[str, Any]:
+def make_body(**members: Any) -> dict[str, Any]:
     return {k: v for k, v in members.items() if v is not ABSENT}
 
 
-def _pairs(**params: Any) -> Pairs:
+def make_pairs(**params: Any) -> Pairs:
     return [(k, v) for k, v in params.items() if v is not ABSENT]
 
 
-def _request(method: str, url: str, **kwargs: Any) -> dict[str, Any]:
+def make_request(method: str, url: str, **kwargs: Any) -> dict[str, Any]:
     return {"method": method, "url": url, **{k: v for k, v in kwargs.items() if v is not None}}
 
 
-def _wrong_keys() -> S[dict[str, str]]:
+def wrong_keys() -> S[dict[str, str]]:
     """An ``x-api-key`` header no project has; it overrides the client's own."""
     keys = st.from_regex(r"wrong-key-[A-Za-z0-9]{1,16}", fullmatch=True)
     return keys.map(lambda key: {"x-api-key": key})
@@ -137,12 +142,12 @@ def _pool(values: Sequence[str], what: str) -> tuple[str, ...]:
     return tuple(values)
 
 
-def _given(values: Sequence[str], what: str) -> S[str]:
+def given_values(values: Sequence[str], what: str) -> S[str]:
     """``sampled_from(values)``, checked at the first draw (the list may fill up later)."""
     return st.deferred(lambda: st.sampled_from(_pool(values, what)))
 
 
-def _pick(table: Kinds, kinds: Collection[str] | None, call: str) -> S[Invalid]:
+def pick_kinds(table: Kinds, kinds: Collection[str] | None, call: str) -> S[Invalid]:
     """The failure kinds asked for (all by default), checked at the first draw."""
 
     def chosen() -> S[Invalid]:
@@ -155,19 +160,19 @@ def _pick(table: Kinds, kinds: Collection[str] | None, call: str) -> S[Invalid]:
     return st.deferred(chosen)
 
 
-def _unknown_ids(known: Sequence[str], prefix: str = "missing-") -> S[str]:
+def unknown_ids(known: Sequence[str], prefix: str = "missing-") -> S[str]:
     """Ids the mock never makes (it makes UUIDs), and not among ``known``."""
     ids = st.from_regex(rf"{prefix}[0-9a-f]{{8,16}}", fullmatch=True)
     return ids.filter(lambda i: i not in known)
 
 
-def _strangers(admins: Sequence[str]) -> S[str]:
+def unregistered_admins(admins: Sequence[str]) -> S[str]:
     """E-mails or plain words that are not registered administrators (in any case)."""
-    emails = st.from_regex(r"[a-z0-9]{1,12}@[a-z0-9]{1,10}\.(com|org|net)", fullmatch=True)
-    return (emails | _IDENTIFIERS).filter(lambda a: a.lower() not in {x.lower() for x in admins})
+    addresses = st.from_regex(r"[a-z0-9]{1,12}@[a-z0-9]{1,10}\.(com|org|net)", fullmatch=True)
+    return (addresses | IDENTIFIERS).filter(lambda a: a.lower() not in {x.lower() for x in admins})
 
 
-def _emails() -> S[str]:
+def emails() -> S[str]:
     return st.from_regex(r"[a-z0-9._]{1,12}@[a-z0-9]{1,10}\.(com|org|net|io)", fullmatch=True)
 
 
@@ -179,22 +184,22 @@ def _is_json(raw: bytes) -> bool:
     return True
 
 
-def _not_json() -> S[bytes]:
+def non_json_bodies() -> S[bytes]:
     """Bodies that do not parse as JSON at all."""
     fixed = st.sampled_from([b"", b"{", b"[1, 2", b"{'a': 1}", b"a=b&c=d", b"\xff\xfe", b"nul"])
     words = st.from_regex(r"[A-Za-z=&]{1,20}", fullmatch=True).map(str.encode)
     return fixed | words.filter(lambda raw: not _is_json(raw))
 
 
-def _json_non_objects() -> S[bytes]:
+def json_non_objects() -> S[bytes]:
     return st.sampled_from([b"[]", b"1", b'"text"', b"null", b"true", b'[{"a": "b"}]'])
 
 
-def _some(names: Sequence[str], min_size: int = 1, max_size: int = 5) -> S[list[str]]:
+def some_of(names: Sequence[str], min_size: int = 1, max_size: int = 5) -> S[list[str]]:
     return st.lists(st.sampled_from(names), min_size=min_size, max_size=max_size, unique=True)
 
 
-def _dates() -> S[str]:
+def dates() -> S[str]:
     """Real calendar dates, which every date check (format or calendar) accepts."""
     return st.dates(date(1930, 1, 1), date(2035, 12, 31)).map(date.isoformat)
 
@@ -212,33 +217,93 @@ _DATE_MUTATIONS: tuple[Callable[[str], str], ...] = (
 )
 
 
-def _bad_dates(pattern: str = DATE_PATTERN) -> S[str]:
+def bad_dates(pattern: str = DATE_PATTERN) -> S[str]:
     """Near misses of YYYY-MM-DD, and other text, that ``pattern`` refuses."""
-    mutated = st.builds(lambda d, f: f(d), _dates(), st.sampled_from(_DATE_MUTATIONS))
+    mutated = st.builds(lambda d, f: f(d), dates(), st.sampled_from(_DATE_MUTATIONS))
     compiled = re.compile(pattern)
-    return (mutated | _texts(0, 12)).filter(lambda t: not compiled.fullmatch(t))
+    return (mutated | texts(0, 12)).filter(lambda t: not compiled.fullmatch(t))
 
 
-def _not_in(allowed: Sequence[str]) -> S[str]:
+def not_in(allowed: Sequence[str]) -> S[str]:
     """Near misses of enumerated values (case, plural, cut short, blank), and other text."""
     near = st.sampled_from(allowed).flatmap(
         lambda v: st.sampled_from([v.upper(), v.title(), v + "s", v[:-1], " " + v, ""])
     )
-    return (near | _texts(0, 12)).filter(lambda v: v not in allowed)
+    return (near | texts(0, 12)).filter(lambda v: v not in allowed)
 
 
-def _joined(names: S[list[str]]) -> S[str]:
+def joined(names: S[list[str]]) -> S[str]:
     """Names joined by commas, with or without blanks around them."""
     separators = st.sampled_from([",", ", ", " ,", " , "])
     return st.builds(lambda sep, ns: sep.join(ns), separators, names)
 
 
 @st.composite
-def _unknown_names(draw: st.DrawFn, allowed: Sequence[str], wrong: S[str]) -> list[str]:
+def unknown_names(draw: st.DrawFn, allowed: Sequence[str], wrong: S[str]) -> list[str]:
     """Well-formed names, 1-2 of them unknown, in a random order."""
     unknown = st.lists(wrong.filter(lambda n: n not in allowed), min_size=1, max_size=2)
-    return draw(st.permutations([*draw(_some(allowed, 0)), *dict.fromkeys(draw(unknown))]))
+    return draw(st.permutations([*draw(some_of(allowed, 0)), *dict.fromkeys(draw(unknown))]))
 
 
-def _listed(names: list[str], allowed: Sequence[str]) -> str:
+def listed(names: list[str], allowed: Sequence[str]) -> str:
     return ", ".join(n for n in names if n not in allowed)
+
+
+# --- valid parts, shared by the valid strategies and the invalid ones ----------------------
+
+
+def patch_rule(prop: str) -> dict[str, Any]:
+    """A PATCH property's schema, its ``defs.json`` reference resolved."""
+    spec: dict[str, Any] = PATCH_PROPERTIES[prop]
+    ref = spec.get("$ref", "")
+    return schemas.definition(ref.rpartition("/")[2]) if ref else spec
+
+
+def _valid_value(prop: str) -> S[str]:
+    rule = patch_rule(prop)
+    if "enum" in rule:
+        return st.sampled_from(tuple(rule["enum"]))
+    if "pattern" in rule:  # format only: 1999-11-31 passes (gaps.md)
+        return st.from_regex(rule["pattern"], fullmatch=True, alphabet=ASCII)
+    return texts(0, 30)
+
+
+_VALID_VALUES = {prop: _valid_value(prop) for prop in PATCH_CHECK_ORDER}
+
+
+@st.composite
+def patch_data(draw: st.DrawFn) -> dict[str, str]:
+    """1-5 properties of gaps.md's table, each with a value its rule accepts."""
+    return {name: draw(_VALID_VALUES[name]) for name in draw(some_of(PATCH_CHECK_ORDER))}
+
+
+@st.composite
+def partial_query(draw: st.DrawFn, sids: S[str]) -> dict[str, str]:
+    parts = draw(some_of(PARTIAL_FIELDS))
+    query = {draw(st.sampled_from(["submission_id", "submissionId"])): draw(sids)}
+    query["fields"] = draw(joined(st.just(parts)))
+    if "data" in parts and draw(st.booleans()):
+        query["data_fields"] = draw(joined(some_of(PARTIAL_DATA_FIELDS)))
+    if draw(st.booleans()):
+        query["admin_name"] = draw(emails())
+    return query
+
+
+POLICY_NAMES = st.from_regex(PROJECTION_NAME, fullmatch=True, alphabet=ASCII).filter(
+    lambda n: len(n) <= 40
+)
+
+
+def policy_body(name: Any = ABSENT, mode: Any = ABSENT, fields: Any = ABSENT) -> dict[str, Any]:
+    return make_body(name=name, mode=mode, fields=fields)
+
+
+THRESHOLDS = st.integers(THRESHOLD_SCHEMA["minimum"], THRESHOLD_SCHEMA["maximum"])
+
+
+def screening_body(sid: Any = ABSENT, threshold: Any = ABSENT) -> dict[str, Any]:
+    return make_body(submissionId=sid, amlThreshold=threshold)
+
+
+def id_lists(ids: S[str], unique: bool = False) -> S[list[str]]:
+    return st.lists(ids, min_size=1, max_size=MAX_IDS, unique=unique)

@@ -10,89 +10,93 @@ from hypothesis import strategies as st
 
 from idv_mock import errors
 from idv_mock.strategies.common import (
-    _IDENTIFIERS,
-    _NON_STRINGS,
-    _NOT_NULL,
-    _PATCH_DATA,
     ABSENT,
+    IDENTIFIERS,
+    NON_STRINGS,
+    NOT_NULL,
     PATCH_CHECK_ORDER,
+    PATCH_PROPERTIES,
     SUBMISSION_PATH,
     Invalid,
     Kinds,
     S,
-    _bad_dates,
-    _body,
-    _given,
-    _json_non_objects,
-    _not_in,
-    _not_json,
-    _pick,
-    _request,
-    _some,
-    _strangers,
-    _texts,
-    _unknown_ids,
-    _wrong_keys,
+    bad_dates,
+    given_values,
+    json_non_objects,
+    make_body,
+    make_request,
+    non_json_bodies,
+    not_in,
+    patch_data,
+    patch_rule,
+    pick_kinds,
+    some_of,
+    texts,
+    unknown_ids,
+    unregistered_admins,
+    wrong_keys,
 )
-from idv_mock.strategies.valid import _patch_data, _patch_rule, edit_requests
+from idv_mock.strategies.valid import edit_requests
 
 
 def _refused_value(prop: str) -> S[str] | None:
     """Values the property's rule refuses; None for a free string."""
-    rule = _patch_rule(prop)
+    rule = patch_rule(prop)
     if "enum" in rule:
-        return _not_in(tuple(rule["enum"]))
-    return _bad_dates(rule["pattern"]) if "pattern" in rule else None
+        return not_in(tuple(rule["enum"]))
+    return bad_dates(rule["pattern"]) if "pattern" in rule else None
 
 
 _REFUSED = {p: s for p in PATCH_CHECK_ORDER if (s := _refused_value(p)) is not None}
 _WRONG_PROPERTIES = (
     st.sampled_from(["full_name", "date_of_birth", "email", "userid", "FullName", "status"])
-    | _IDENTIFIERS
-).filter(lambda name: name not in _PATCH_DATA)
+    | IDENTIFIERS
+).filter(lambda name: name not in PATCH_PROPERTIES)
 _PATCH_MEMBERS = ("submissionId", "admin", "data", "projectId")
 
 
 @st.composite
 def _refused_data(draw: st.DrawFn) -> tuple[dict[str, str], str]:
     """Data with 1-3 refused values among valid ones, and the property checked first."""
-    bad = draw(_some(tuple(_REFUSED), max_size=3))
-    data = {**draw(_patch_data()), **{name: draw(_REFUSED[name]) for name in bad}}
+    bad = draw(some_of(tuple(_REFUSED), max_size=3))
+    data = {**draw(patch_data()), **{name: draw(_REFUSED[name]) for name in bad}}
     return data, next(p for p in PATCH_CHECK_ORDER if p in bad)
 
 
 @st.composite
 def _unknown_data(draw: st.DrawFn) -> dict[str, Any]:
     """Data naming a property outside the table (known ones may have refused values)."""
-    data: dict[str, Any] = draw(_patch_data() | _refused_data().map(lambda t: t[0]))
+    data: dict[str, Any] = draw(patch_data() | _refused_data().map(lambda t: t[0]))
     for name in draw(st.lists(_WRONG_PROPERTIES, min_size=1, max_size=2)):
-        data[name] = draw(_texts(0, 12) | _NON_STRINGS)
+        data[name] = draw(texts(0, 12) | NON_STRINGS)
     return data
 
 
 def _later_data() -> S[Any]:
     """``data`` that may fail any check made after ``admin`` (or none)."""
     refused = _refused_data().map(lambda t: t[0])
-    return st.sampled_from([ABSENT, {}]) | _patch_data() | refused | _unknown_data()
+    return st.sampled_from([ABSENT, {}]) | patch_data() | refused | _unknown_data()
 
 
 def _patch(kind: str, code: str, **request: Any) -> Invalid:
     error = errors.PATCH_SUBMISSION.error(code)
-    return Invalid(_request("PATCH", SUBMISSION_PATH, **request), error.status, error.body, kind)
+    return Invalid(
+        make_request("PATCH", SUBMISSION_PATH, **request), error.status, error.body, kind
+    )
 
 
 def _patch_kind(kind: str, code: str, **members: S[Any]) -> S[Invalid]:
     """That error for JSON bodies whose members are drawn from ``members``."""
-    return st.builds(_body, **members).map(lambda body: _patch(kind, code, json=body))
+    return st.builds(make_body, **members).map(lambda body: _patch(kind, code, json=body))
 
 
 @st.composite
 def _wrong_key_patch(draw: st.DrawFn, bodies: S[dict[str, Any]]) -> Invalid:
     """A wrong key: checked first, so even a body that does not parse is fine."""
-    headers = draw(_wrong_keys())
+    headers = draw(wrong_keys())
     if draw(st.booleans()):
         return _patch("wrong_api_key", "invalid_project", headers=headers, json=draw(bodies))
-    raw = draw(_not_json())
+    raw = draw(non_json_bodies())
     return _patch("wrong_api_key", "invalid_project", headers=headers, content=raw)
 
 
@@ -100,14 +104,14 @@ def _wrong_key_patch(draw: st.DrawFn, bodies: S[dict[str, Any]]) -> Invalid:
 def _wrong_type_patch(draw: st.DrawFn, sids: S[str], admins: S[str]) -> Invalid:
     """One member of a wrong JSON type, everything else right."""
     body: dict[str, Any] = {"submissionId": draw(sids), "admin": draw(admins)}
-    body["data"] = data = draw(_patch_data())
+    body["data"] = data = draw(patch_data())
     target = draw(st.sampled_from(["submissionId", "admin", "data", "value"]))
     if target == "value":
-        data[draw(st.sampled_from(sorted(data)))] = draw(_NON_STRINGS)
+        data[draw(st.sampled_from(sorted(data)))] = draw(NON_STRINGS)
     elif target == "data":
         body["data"] = draw(st.sampled_from(["x", [], ["memo"], 5, True]))
     else:
-        body[target] = draw(_NOT_NULL)
+        body[target] = draw(NOT_NULL)
     return _patch("wrong_type", "parse_error", json=body)
 
 
@@ -121,11 +125,11 @@ def _refused_patch(sids: S[str], admins: S[str]) -> S[Invalid]:
 
 def _unknown_member_patch(sids: S[str], admins: S[str]) -> S[Invalid]:
     """A top-level member outside the request's four, in a body otherwise right."""
-    names = _IDENTIFIERS.filter(lambda n: n not in _PATCH_MEMBERS)
-    extra = st.dictionaries(names, _texts(0, 12) | _NON_STRINGS, min_size=1, max_size=2)
+    names = IDENTIFIERS.filter(lambda n: n not in _PATCH_MEMBERS)
+    extra = st.dictionaries(names, texts(0, 12) | NON_STRINGS, min_size=1, max_size=2)
     bodies = st.builds(
         lambda body, more: {**body, **more},
-        st.fixed_dictionaries({"submissionId": sids, "admin": admins, "data": _patch_data()}),
+        st.fixed_dictionaries({"submissionId": sids, "admin": admins, "data": patch_data()}),
         extra,
     )
     return bodies.map(lambda body: _patch("unknown_property", "parse_error", json=body))
@@ -142,7 +146,7 @@ def _edit_early_kinds(valid: S[dict[str, Any]], sids: S[str], admins: S[str]) ->
         ),
         "unparsable_body": st.builds(
             partial(_patch, "unparsable_body", "parse_error"),
-            content=_not_json() | _json_non_objects(),
+            content=non_json_bodies() | json_non_objects(),
         ),
         "missing_submissionId": _patch_kind(
             "missing_submissionId",
@@ -170,7 +174,7 @@ def _edit_late_kinds(ids: tuple[S[str], S[str]], admins: tuple[S[str], S[str]]) 
     ``ids``: (known, unknown) submission ids; ``admins``: (registered, strangers).
     """
     (known, unknown), (team, strangers) = ids, admins
-    any_sid, anyone, data = known | unknown, team | strangers, _patch_data()
+    any_sid, anyone, data = known | unknown, team | strangers, patch_data()
     return {
         "unknown_property": _unknown_member_patch(any_sid, anyone)
         | _patch_kind(
@@ -209,11 +213,11 @@ def invalid_edit_requests(
     unknown_submission. Each request is right up to its failing check; what the server
     checks later may be wrong too.
     """
-    sids, team = _given(submission_ids, "submission_ids"), _given(admins, "admins")
-    unknown, strangers = _unknown_ids(submission_ids), _strangers(admins)
+    sids, team = given_values(submission_ids, "submission_ids"), given_values(admins, "admins")
+    unknown, strangers = unknown_ids(submission_ids), unregistered_admins(admins)
     valid = edit_requests(submission_ids, admins)
     table = {
         **_edit_early_kinds(valid, sids | unknown, team | strangers),
         **_edit_late_kinds((sids, unknown), (team, strangers)),
     }
-    return _pick(table, kinds, "invalid_edit_requests")
+    return pick_kinds(table, kinds, "invalid_edit_requests")

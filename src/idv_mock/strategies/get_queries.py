@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from idv_mock import errors
 from idv_mock.strategies.common import (
-    _ASCII,
-    _IDENTIFIERS,
+    ASCII,
     GET_PARAMS,
+    IDENTIFIERS,
     MAX_COUNT,
     REQUEST_TYPES,
     SUBMISSION_PATH,
@@ -21,57 +21,57 @@ from idv_mock.strategies.common import (
     Kinds,
     Pairs,
     S,
-    _bad_dates,
-    _dates,
-    _maybe,
-    _not_in,
-    _pairs,
-    _pick,
-    _request,
-    _some,
-    _texts,
-    _wrong_keys,
+    bad_dates,
+    dates,
+    make_pairs,
+    make_request,
+    maybe,
+    not_in,
+    pick_kinds,
+    some_of,
+    texts,
+    wrong_keys,
 )
 
-_TIMESTAMPS = st.from_regex(TIMESTAMP_PATTERN, fullmatch=True, alphabet=_ASCII)
+_TIMESTAMPS = st.from_regex(TIMESTAMP_PATTERN, fullmatch=True, alphabet=ASCII)
 GET_FORMAT_ORDER = ("count", "nextpage_date", "start_date", "end_date", "request_type")
 _VALID_PARAM: dict[str, S[str]] = {
     "count": st.integers(1, MAX_COUNT).map(str),
     "nextpage_date": _TIMESTAMPS,
-    "start_date": _dates(),
-    "end_date": _dates(),
+    "start_date": dates(),
+    "end_date": dates(),
     "request_type": st.sampled_from(REQUEST_TYPES),
 }
 _BAD_PARAM: dict[str, S[str]] = {
     "count": st.sampled_from(["0", "2001", "-5", "abc", "", "1.5", "+5", " 5", "00050", "٣"])
     | st.integers(MAX_COUNT + 1, 10**6).map(str),
-    "nextpage_date": (_dates() | _texts(0, 12)).filter(
+    "nextpage_date": (dates() | texts(0, 12)).filter(
         lambda t: not re.fullmatch(TIMESTAMP_PATTERN, t)
     ),
-    "start_date": _bad_dates() | st.sampled_from(["2023-02-29", "2024-04-31"]),
-    "end_date": _bad_dates() | st.sampled_from(["2023-02-30", "2024-06-31"]),
-    "request_type": _not_in(REQUEST_TYPES),
+    "start_date": bad_dates() | st.sampled_from(["2023-02-29", "2024-04-31"]),
+    "end_date": bad_dates() | st.sampled_from(["2023-02-30", "2024-06-31"]),
+    "request_type": not_in(REQUEST_TYPES),
 }
 
 
 def _get(kind: str, code: str, *args: str, **request: Any) -> Invalid:
     error = errors.GET_SUBMISSION.error(code, *args)
-    return Invalid(_request("GET", SUBMISSION_PATH, **request), error.status, error.body, kind)
+    return Invalid(make_request("GET", SUBMISSION_PATH, **request), error.status, error.body, kind)
 
 
 @st.composite
 def _checked_param(draw: st.DrawFn, name: str, state: str) -> Pairs:
     """A format-checked parameter: ``valid`` (or absent), ``bad``, or ``any`` (or absent)."""
     values = {
-        "valid": _maybe(_VALID_PARAM[name]),
+        "valid": maybe(_VALID_PARAM[name]),
         "bad": _BAD_PARAM[name],
-        "any": _maybe(_VALID_PARAM[name] | _BAD_PARAM[name]),
+        "any": maybe(_VALID_PARAM[name] | _BAD_PARAM[name]),
     }
-    params = _pairs(**{name: draw(values[state])})
+    params = make_pairs(**{name: draw(values[state])})
     if name == "nextpage_date":  # a valid page position has both halves, or neither
         both = state == "valid" and bool(params)
         if both or (state != "valid" and draw(st.booleans())):
-            params.append(("nextpage_id", draw(_texts(1, 16))))
+            params.append(("nextpage_id", draw(texts(1, 16))))
     return params
 
 
@@ -79,8 +79,8 @@ def _checked_param(draw: st.DrawFn, name: str, state: str) -> Pairs:
 def _get_params(draw: st.DrawFn, bad: str | None = None) -> Pairs:
     """Known parameters: those checked before ``bad`` right, ``bad`` wrong, later ones
     anything (every one anything when ``bad`` is None); free ones (ids, e-mail) any text."""
-    frees = draw(_some(("submission_id", "userid", "email"), 0, 3))
-    params = [(name, draw(_texts(0, 16))) for name in frees]
+    frees = draw(some_of(("submission_id", "userid", "email"), 0, 3))
+    params = [(name, draw(texts(0, 16))) for name in frees]
     index = GET_FORMAT_ORDER.index(bad) if bad is not None else -1
     for i, name in enumerate(GET_FORMAT_ORDER):
         state = "any" if bad is None or i > index else "valid" if i < index else "bad"
@@ -92,7 +92,7 @@ def _get_params(draw: st.DrawFn, bad: str | None = None) -> Pairs:
 def _half_page(draw: st.DrawFn) -> Pairs:
     """``nextpage_id`` without ``nextpage_date`` or the reverse, ``count`` right."""
     params = draw(_checked_param("count", "valid"))
-    half = st.tuples(st.just("nextpage_id"), _texts(0, 16)) | st.tuples(
+    half = st.tuples(st.just("nextpage_id"), texts(0, 16)) | st.tuples(
         st.just("nextpage_date"), _TIMESTAMPS
     )
     params.append(draw(half))
@@ -104,7 +104,7 @@ def _half_page(draw: st.DrawFn) -> Pairs:
 @st.composite
 def _unknown_param(draw: st.DrawFn) -> Invalid:
     wrong = st.sampled_from(["submissionId", "limit", "page", "data", "user_id", "Email"])
-    extra = st.tuples((wrong | _IDENTIFIERS).filter(lambda n: n not in GET_PARAMS), _texts(0, 8))
+    extra = st.tuples((wrong | IDENTIFIERS).filter(lambda n: n not in GET_PARAMS), texts(0, 8))
     params = draw(
         st.permutations(draw(_get_params()) + draw(st.lists(extra, min_size=1, max_size=2)))
     )
@@ -115,7 +115,7 @@ def _unknown_param(draw: st.DrawFn) -> Invalid:
 @st.composite
 def _repeated_param(draw: st.DrawFn) -> Invalid:
     name = draw(st.sampled_from(GET_PARAMS))
-    twice = [(name, draw(_texts(0, 10))) for _ in range(2)]
+    twice = [(name, draw(texts(0, 10))) for _ in range(2)]
     params = draw(st.permutations(draw(_get_params()) + twice))
     names = [n for n, _ in params]
     first = next(n for n in dict.fromkeys(names) if names.count(n) > 1)
@@ -134,7 +134,7 @@ def invalid_get_queries(*, kinds: Collection[str] | None = None) -> S[Invalid]:
     repeated_parameter, bad_count, bad_nextpage_date, half_nextpage, bad_start_date,
     bad_end_date, bad_request_type; formats are checked in the spec's table order.
     """
-    keys = _wrong_keys() | st.just({"x-api-key": ""})
+    keys = wrong_keys() | st.just({"x-api-key": ""})
     table: Kinds = {
         "wrong_api_key": st.builds(
             lambda h, p: _get("wrong_api_key", "invalid_project", params=p, headers=h),
@@ -148,4 +148,4 @@ def invalid_get_queries(*, kinds: Collection[str] | None = None) -> S[Invalid]:
         ),
     }
     table.update({f"bad_{name}": _bad_format(name) for name in GET_FORMAT_ORDER})
-    return _pick(table, kinds, "invalid_get_queries")
+    return pick_kinds(table, kinds, "invalid_get_queries")

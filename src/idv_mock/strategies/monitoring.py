@@ -10,33 +10,33 @@ from hypothesis import strategies as st
 
 from idv_mock import errors
 from idv_mock.strategies.common import (
-    _NON_STRINGS,
-    _NOT_NULL,
     ABSENT,
     MAX_IDS,
     MISSING_RECORD,
     MONITOR_PATH,
+    NON_STRINGS,
+    NOT_NULL,
     Invalid,
     Kinds,
     S,
-    _body,
-    _given,
-    _json_non_objects,
-    _maybe,
-    _not_json,
-    _pick,
-    _request,
-    _some,
-    _strangers,
-    _unknown_ids,
-    _wrong_keys,
+    given_values,
+    id_lists,
+    json_non_objects,
+    make_body,
+    make_request,
+    maybe,
+    non_json_bodies,
+    pick_kinds,
+    some_of,
+    unknown_ids,
+    unregistered_admins,
+    wrong_keys,
 )
-from idv_mock.strategies.valid import _id_lists
 
 
 def _monitor(kind: str, code: str, *args: str, extra: Any = None, **request: Any) -> Invalid:
     error = errors.MONITORING.error(code, *args, **(extra or {}))
-    return Invalid(_request(**request), error.status, error.body, kind)
+    return Invalid(make_request(**request), error.status, error.body, kind)
 
 
 def _worklist_path(*segments: str) -> str:
@@ -45,33 +45,35 @@ def _worklist_path(*segments: str) -> str:
 
 @st.composite
 def _any_monitor_body(draw: st.DrawFn, sids: S[str], admins: S[str]) -> dict[str, Any]:
-    ids = draw(_maybe(st.lists(sids, max_size=MAX_IDS + 3) | _NON_STRINGS))
-    return _body(submissionIds=ids, admin=draw(_maybe(admins | _NON_STRINGS)))
+    ids = draw(maybe(st.lists(sids, max_size=MAX_IDS + 3) | NON_STRINGS))
+    return make_body(submissionIds=ids, admin=draw(maybe(admins | NON_STRINGS)))
 
 
 @st.composite
 def _missing_parameters(draw: st.DrawFn, sids: S[str], admins: S[str], url: str) -> Invalid:
     """``submissionIds`` and/or ``admin`` absent or empty (no JSON object: both); what is
     present may be malformed, since the presence of both is checked first."""
-    missing = draw(_some(["submissionIds", "admin"]))
+    missing = draw(some_of(["submissionIds", "admin"]))
     names = ", ".join(n for n in ("submissionIds", "admin") if n in missing)
     code = "missing_required_parameters"
     if len(missing) == 2 and draw(st.booleans()):
-        raw = draw(_not_json() | _json_non_objects())
+        raw = draw(non_json_bodies() | json_non_objects())
         return _monitor("missing_parameters", code, names, method="POST", url=url, content=raw)
     present = {
-        "submissionIds": st.lists(sids | _NON_STRINGS, max_size=MAX_IDS + 3),
-        "admin": admins | _NOT_NULL,
+        "submissionIds": st.lists(sids | NON_STRINGS, max_size=MAX_IDS + 3),
+        "admin": admins | NOT_NULL,
     }
     body = {
         n: draw(st.sampled_from([ABSENT, ""]) if n in missing else s) for n, s in present.items()
     }
-    return _monitor("missing_parameters", code, names, method="POST", url=url, json=_body(**body))
+    return _monitor(
+        "missing_parameters", code, names, method="POST", url=url, json=make_body(**body)
+    )
 
 
 def _bad_id_lists(sids: S[str]) -> S[Any]:
     """Not a list of 1-25 non-empty strings."""
-    wrong_items = st.lists(sids | _NON_STRINGS | st.just(""), min_size=1, max_size=4).filter(
+    wrong_items = st.lists(sids | NON_STRINGS | st.just(""), min_size=1, max_size=4).filter(
         lambda xs: not all(isinstance(x, str) and x for x in xs)
     )
     too_many = st.lists(sids, min_size=MAX_IDS + 1, max_size=MAX_IDS + 5)
@@ -120,7 +122,7 @@ def _record_worklist(draw: st.DrawFn, wids: S[str], records: S[str], admins: S[s
     if draw(st.booleans()):
         url = _worklist_path(wid, draw(records))
         return _monitor(kind, code, method="GET", url=url)
-    body = {"recordIds": draw(_id_lists(records)), "admin": draw(admins)}
+    body = {"recordIds": draw(id_lists(records)), "admin": draw(admins)}
     return _monitor(kind, code, method="DELETE", url=_worklist_path(wid), json=body)
 
 
@@ -130,7 +132,7 @@ def _delete_payload(draw: st.DrawFn, url: str, records: S[str], admins: S[str]) 
     is missing or malformed."""
     choice = draw(st.sampled_from(["json", "ids", "admin"]))
     if choice == "json":
-        raw = draw(_not_json() | _json_non_objects())
+        raw = draw(non_json_bodies() | json_non_objects())
         return _monitor(
             "delete_bad_payload", "invalid_payload", method="DELETE", url=url, content=raw
         )
@@ -138,10 +140,10 @@ def _delete_payload(draw: st.DrawFn, url: str, records: S[str], admins: S[str]) 
         bad = st.sampled_from([ABSENT, [], "r1", 5, [1], [""]]) | st.lists(
             records, min_size=MAX_IDS + 1, max_size=MAX_IDS + 3
         )
-        body = _body(recordIds=draw(bad), admin=draw(_maybe(admins | _NON_STRINGS)))
+        body = make_body(recordIds=draw(bad), admin=draw(maybe(admins | NON_STRINGS)))
     else:
         bad_admin = st.sampled_from([ABSENT, "", 5, None, ["a"]])
-        body = _body(recordIds=draw(_id_lists(records)), admin=draw(bad_admin))
+        body = make_body(recordIds=draw(id_lists(records)), admin=draw(bad_admin))
     return _monitor("delete_bad_payload", "invalid_payload", method="DELETE", url=url, json=body)
 
 
@@ -177,7 +179,7 @@ def _monitor_post_kinds(
     bodies = _any_monitor_body(any_sid, anyone)
     table: Kinds = {
         "wrong_api_key": _sent(
-            "wrong_api_key", "invalid_project", "POST", here, bodies, _wrong_keys()
+            "wrong_api_key", "invalid_project", "POST", here, bodies, wrong_keys()
         ),
         "unknown_worklist": _sent(
             "unknown_worklist",
@@ -192,16 +194,16 @@ def _monitor_post_kinds(
             "invalid_submissionIds",
             "POST",
             here,
-            _registration(_bad_id_lists(sids), anyone | _NOT_NULL),
+            _registration(_bad_id_lists(sids), anyone | NOT_NULL),
         ),
         "bad_admin": _sent(
             "bad_admin",
             "invalid_admin",
             "POST",
             here,
-            _registration(_id_lists(any_sid), strangers | _NOT_NULL),
+            _registration(id_lists(any_sid), strangers | NOT_NULL),
         ),
-        "all_failed": st.builds(_all_failed, _id_lists(unknown, unique=True), team, here),
+        "all_failed": st.builds(_all_failed, id_lists(unknown, unique=True), team, here),
     }
     if "inactive" in wids:
         inactive = wids["inactive"].map(_worklist_path)
@@ -213,8 +215,8 @@ def _monitor_post_kinds(
 
 def _monitor_record_kinds(wid: str, unknown_wids: S[str], admins: tuple[S[str], S[str]]) -> Kinds:
     """Failures of the paths, and of reading and deleting records."""
-    (team, strangers), records, url = admins, _unknown_ids(()), _worklist_path(wid)
-    unique_records = _id_lists(records, unique=True)
+    (team, strangers), records, url = admins, unknown_ids(()), _worklist_path(wid)
+    unique_records = id_lists(records, unique=True)
     return {
         "wrong_method": _wrong_method(wid, records),
         "record_unknown_worklist": _record_worklist(unknown_wids, records, team | strangers),
@@ -251,15 +253,15 @@ def invalid_monitor_requests(
     wrong_method; of GET and DELETE of records: record_unknown_worklist, unknown_record,
     delete_bad_payload, delete_unregistered_admin, delete_missing_records.
     """
-    sids, team = _given(submission_ids, "submission_ids"), _given(admins, "admins")
+    sids, team = given_values(submission_ids, "submission_ids"), given_values(admins, "admins")
     known = [w for w in (worklist_id, inactive_worklist_id) if w is not None]
-    wids = {"unknown": _unknown_ids(known, "missing-wl-")}
+    wids = {"unknown": unknown_ids(known, "missing-wl-")}
     if inactive_worklist_id is not None:
         wids["inactive"] = st.just(inactive_worklist_id)
-    ids = (sids, _unknown_ids(submission_ids))
-    both = (team, _strangers(admins))
+    ids = (sids, unknown_ids(submission_ids))
+    both = (team, unregistered_admins(admins))
     table = {
         **_monitor_post_kinds(ids, both, wids, _worklist_path(worklist_id)),
         **_monitor_record_kinds(worklist_id, wids["unknown"], both),
     }
-    return _pick(table, kinds, "invalid_monitor_requests")
+    return pick_kinds(table, kinds, "invalid_monitor_requests")

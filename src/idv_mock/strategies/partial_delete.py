@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from idv_mock import errors
 from idv_mock.strategies.common import (
-    _IDENTIFIERS,
-    _NON_STRINGS,
     ABSENT,
+    IDENTIFIERS,
+    NON_STRINGS,
     PARTIAL_DATA_FIELDS,
     PARTIAL_FIELDS,
     PARTIAL_PATH,
@@ -21,39 +21,40 @@ from idv_mock.strategies.common import (
     Kinds,
     Pairs,
     S,
-    _given,
-    _joined,
-    _listed,
-    _maybe,
-    _not_json,
-    _pairs,
-    _pick,
-    _request,
-    _some,
-    _texts,
-    _unknown_ids,
-    _unknown_names,
-    _wrong_keys,
+    given_values,
+    joined,
+    listed,
+    make_pairs,
+    make_request,
+    maybe,
+    non_json_bodies,
+    partial_query,
+    pick_kinds,
+    some_of,
+    texts,
+    unknown_ids,
+    unknown_names,
+    wrong_keys,
 )
-from idv_mock.strategies.valid import _partial_query, partial_delete_queries
+from idv_mock.strategies.valid import partial_delete_queries
 
 _WRONG_PARTS = st.sampled_from(["ocr_raw", "image", "Data", "selfie", "name", "memo"]) | (
-    _IDENTIFIERS
+    IDENTIFIERS
 )
 _WRONG_DATA_FIELDS = st.sampled_from(["Name", "email", "dob", "address", "fullName"]) | (
-    _IDENTIFIERS
+    IDENTIFIERS
 )
 
 
 def _partial(kind: str, code: str, *args: str, **request: Any) -> Invalid:
     error = errors.PARTIAL_DELETE.error(code, *args)
-    return Invalid(_request("DELETE", PARTIAL_PATH, **request), error.status, error.body, kind)
+    return Invalid(make_request("DELETE", PARTIAL_PATH, **request), error.status, error.body, kind)
 
 
 def _any_names() -> S[str]:
     """A ``fields`` or ``data_fields`` value that may be right, or wrong in any way."""
     entries = st.lists(st.sampled_from(PARTIAL_FIELDS) | _WRONG_PARTS | st.just(""), max_size=4)
-    return _joined(entries) | _texts(0, 12)
+    return joined(entries) | texts(0, 12)
 
 
 def _format_problem(entries: list[str]) -> str | None:
@@ -82,7 +83,7 @@ def _malformed(draw: st.DrawFn, allowed: Sequence[str], wrong: S[str]) -> tuple[
 
 @st.composite
 def _partial_key_error(draw: st.DrawFn, queries: S[dict[str, str]]) -> Invalid:
-    params, wrong = draw(queries), draw(_wrong_keys())
+    params, wrong = draw(queries), draw(wrong_keys())
     return _partial("wrong_api_key", "invalid_api_key", params=params, headers=wrong)
 
 
@@ -92,7 +93,7 @@ def _partial_twice(draw: st.DrawFn, sids: S[str]) -> Invalid:
     name = draw(st.sampled_from(["fields", "data_fields"]))
     params = [("submission_id", draw(sids))]
     if name == "data_fields":
-        params += _pairs(fields=draw(_maybe(_any_names())))
+        params += make_pairs(fields=draw(maybe(_any_names())))
     params += [(name, draw(_any_names())) for _ in range(draw(st.integers(2, 3)))]
     return _partial("parameter_twice", f"{name}_not_string", params=params)
 
@@ -103,17 +104,17 @@ def _partial_body_type(draw: st.DrawFn, sids: S[str]) -> Invalid:
     name = draw(st.sampled_from(["fields", "data_fields"]))
     params = [("submission_id", draw(sids))]
     if name == "data_fields":
-        params += _pairs(fields=draw(_maybe(_any_names())))
-    raw = orjson.dumps({name: draw(_NON_STRINGS)})
+        params += make_pairs(fields=draw(maybe(_any_names())))
+    raw = orjson.dumps({name: draw(NON_STRINGS)})
     return _partial("not_string_in_body", f"{name}_not_string_format", params=params, content=raw)
 
 
 @st.composite
 def _data_fields_prefix(draw: st.DrawFn, sids: S[str]) -> Pairs:
     """The id and a right ``fields`` naming ``data``, for the ``data_fields`` kinds."""
-    parts = draw(_some(PARTIAL_FIELDS, 0, 4))
+    parts = draw(some_of(PARTIAL_FIELDS, 0, 4))
     names = draw(st.permutations(list(dict.fromkeys([*parts, "data"]))))
-    return [("submission_id", draw(sids)), ("fields", draw(_joined(st.just(names))))]
+    return [("submission_id", draw(sids)), ("fields", draw(joined(st.just(names))))]
 
 
 def _names_kind(
@@ -131,17 +132,17 @@ def _names_kind(
 
 def _listing(allowed: Sequence[str], wrong: S[str]) -> S[tuple[str, str]]:
     """Comma-separated names, some unknown, and the unknown ones as the message lists them."""
-    names = _unknown_names(allowed, wrong)
-    return names.map(lambda ns: (",".join(ns), _listed(ns, allowed)))
+    names = unknown_names(allowed, wrong)
+    return names.map(lambda ns: (",".join(ns), listed(ns, allowed)))
 
 
 def _partial_fields_kinds(sids: S[str]) -> Kinds:
     """Failures of ``fields`` and then of ``data_fields``, the id being right."""
     heads = st.builds(
-        lambda sid, d: _pairs(submission_id=sid, data_fields=d), sids, _maybe(_any_names())
+        lambda sid, d: make_pairs(submission_id=sid, data_fields=d), sids, maybe(_any_names())
     )
     with_data = _data_fields_prefix(sids)
-    no_data = _joined(_some([p for p in PARTIAL_FIELDS if p != "data"]))
+    no_data = joined(some_of([p for p in PARTIAL_FIELDS if p != "data"]))
     without_data = st.builds(lambda sid, f: [("submission_id", sid), ("fields", f)], sids, no_data)
     empty = st.tuples(st.sampled_from(["", " ", ",", " , ,", ",,"]), st.just(""))
     no_entries = st.tuples(st.sampled_from(["", " ", ",", " , "]), st.just("no entries"))
@@ -190,13 +191,13 @@ def _params_error(kind: str, code: str, params: Any) -> Invalid:
 def _partial_request_kinds(sids: S[str], queries: S[dict[str, str]], unknown: S[str]) -> Kinds:
     """Failures of the key, the body, the id and the parameters' types; the submission."""
     no_id = st.builds(
-        _pairs,
+        make_pairs,
         submission_id=st.sampled_from([ABSENT, ""]),
-        fields=_maybe(_any_names()),
-        data_fields=_maybe(_any_names()),
+        fields=maybe(_any_names()),
+        data_fields=maybe(_any_names()),
     )
     blank = partial(_partial, "blank_api_key", "project_not_found", headers={"x-api-key": ""})
-    not_json = _not_json().filter(lambda raw: bool(raw.strip()))
+    not_json = non_json_bodies().filter(lambda raw: bool(raw.strip()))
     return {
         "wrong_api_key": _partial_key_error(queries),
         "blank_api_key": st.builds(blank, params=queries),
@@ -205,7 +206,7 @@ def _partial_request_kinds(sids: S[str], queries: S[dict[str, str]], unknown: S[
         ),
         "parameter_twice": _partial_twice(sids),
         "not_string_in_body": _partial_body_type(sids),
-        "unknown_submission": _partial_query(unknown).map(
+        "unknown_submission": partial_query(unknown).map(
             partial(_params_error, "unknown_submission", "submission_not_found")
         ),
         "bad_json_body": st.builds(
@@ -226,10 +227,10 @@ def invalid_partial_delete_queries(
     data_fields_without_data, data_fields_format, invalid_data_fields, unknown_submission,
     bad_json_body; each respects the README's order of checks.
     """
-    sids = _given(submission_ids, "submission_ids")
+    sids = given_values(submission_ids, "submission_ids")
     queries = partial_delete_queries(submission_ids)
     table = {
-        **_partial_request_kinds(sids, queries, _unknown_ids(submission_ids)),
+        **_partial_request_kinds(sids, queries, unknown_ids(submission_ids)),
         **_partial_fields_kinds(sids),
     }
-    return _pick(table, kinds, "invalid_partial_delete_queries")
+    return pick_kinds(table, kinds, "invalid_partial_delete_queries")

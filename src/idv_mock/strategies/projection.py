@@ -10,34 +10,36 @@ from hypothesis import strategies as st
 
 from idv_mock import errors
 from idv_mock.strategies.common import (
-    _NON_STRINGS,
+    NON_STRINGS,
+    POLICY_NAMES,
     PROJECTION_FIELDS,
     PROJECTION_NAME,
     PROJECTION_PATH,
     Invalid,
     Kinds,
     S,
-    _body,
-    _json_non_objects,
-    _listed,
-    _maybe,
-    _not_json,
-    _pick,
-    _request,
-    _some,
-    _texts,
-    _unknown_ids,
-    _unknown_names,
-    _wrong_keys,
+    json_non_objects,
+    listed,
+    make_body,
+    make_request,
+    maybe,
+    non_json_bodies,
+    pick_kinds,
+    policy_body,
+    some_of,
+    texts,
+    unknown_ids,
+    unknown_names,
+    wrong_keys,
 )
-from idv_mock.strategies.valid import _POLICY_NAMES, _policy, projection_requests
+from idv_mock.strategies.valid import projection_requests
 
 _BAD_POLICY_NAMES = (
     st.sampled_from(["", "Upper", "with-dash", "with space", "dot.name", "émile", "名前"])
-    | _texts(1, 12)
+    | texts(1, 12)
 ).filter(lambda n: not re.fullmatch(PROJECTION_NAME, n))
 _WRONG_FIELDS = (
-    st.sampled_from(["email", "userid", "name", "ocr", "review", "FULL_NAME"]) | _texts(1, 12)
+    st.sampled_from(["email", "userid", "name", "ocr", "review", "FULL_NAME"]) | texts(1, 12)
 ).filter(lambda f: f not in PROJECTION_FIELDS)
 _FIELD_LISTS = st.lists(st.sampled_from(PROJECTION_FIELDS) | _WRONG_FIELDS, min_size=1, max_size=4)
 
@@ -45,31 +47,31 @@ _FIELD_LISTS = st.lists(st.sampled_from(PROJECTION_FIELDS) | _WRONG_FIELDS, min_
 def _projection(kind: str, code: str, *args: str, **request: Any) -> Invalid:
     error = errors.PROJECTION.error(code, *args)
     method, url = request.pop("method", "POST"), request.pop("url", PROJECTION_PATH)
-    return Invalid(_request(method, url, **request), error.status, error.body, kind)
+    return Invalid(make_request(method, url, **request), error.status, error.body, kind)
 
 
 @st.composite
 def _missing_member(draw: st.DrawFn) -> Invalid:
     """A member missing or of a wrong type (an empty ``fields`` too); others anything."""
     body = {
-        "name": draw(_POLICY_NAMES | _BAD_POLICY_NAMES),
-        "mode": draw(st.just("exclude") | _texts(0, 10)),
+        "name": draw(POLICY_NAMES | _BAD_POLICY_NAMES),
+        "mode": draw(st.just("exclude") | texts(0, 10)),
         "fields": draw(_FIELD_LISTS),
     }
     wrong = {
-        "name": _NON_STRINGS,
-        "mode": _NON_STRINGS,
+        "name": NON_STRINGS,
+        "mode": NON_STRINGS,
         "fields": st.sampled_from(["full_name", [], [1], [None], ["gender", 2], None, {}]),
     }
-    for member in draw(_some(["name", "mode", "fields"])):
-        body[member] = draw(_maybe(wrong[member]))
-    return _projection("missing_member", "invalid_body", json=_body(**body))
+    for member in draw(some_of(["name", "mode", "fields"])):
+        body[member] = draw(maybe(wrong[member]))
+    return _projection("missing_member", "invalid_body", json=make_body(**body))
 
 
 @st.composite
 def _policy_paths(draw: st.DrawFn, kind: str) -> Invalid:
     """A method a path does not serve (405), or an unknown policy id (404)."""
-    item = f"{PROJECTION_PATH}/{draw(_unknown_ids(()))}"
+    item = f"{PROJECTION_PATH}/{draw(unknown_ids(()))}"
     if kind == "unknown_projection":
         method = draw(st.sampled_from(["GET", "DELETE"]))
         return _projection(kind, "not_found", method=method, url=item)
@@ -85,7 +87,7 @@ def _policy_paths(draw: st.DrawFn, kind: str) -> Invalid:
 
 
 def _unknown_fields(names: list[str]) -> dict[str, Any]:
-    return {"fields": names, "listed": _listed(names, PROJECTION_FIELDS)}
+    return {"fields": names, "listed": listed(names, PROJECTION_FIELDS)}
 
 
 def _projection_kinds() -> Kinds:
@@ -93,32 +95,37 @@ def _projection_kinds() -> Kinds:
     return {
         "wrong_api_key": st.builds(
             lambda h, b: _projection("wrong_api_key", "forbidden", headers=h, json=b),
-            _wrong_keys(),
-            projection_requests() | st.builds(_policy, _BAD_POLICY_NAMES),
+            wrong_keys(),
+            projection_requests() | st.builds(policy_body, _BAD_POLICY_NAMES),
         ),
-        "not_json": _not_json().map(lambda r: _projection("not_json", "invalid_json", content=r)),
-        "not_object": _json_non_objects().map(
+        "not_json": non_json_bodies().map(
+            lambda r: _projection("not_json", "invalid_json", content=r)
+        ),
+        "not_object": json_non_objects().map(
             lambda r: _projection("not_object", "invalid_body", content=r)
         ),
         "missing_member": _missing_member(),
         "bad_name": st.builds(
-            lambda n, m, f: _projection("bad_name", "invalid_name", json=_policy(n, m, f)),
+            lambda n, m, f: _projection("bad_name", "invalid_name", json=policy_body(n, m, f)),
             _BAD_POLICY_NAMES,
-            _texts(0, 10),
+            texts(0, 10),
             _FIELD_LISTS,
         ),
         "bad_mode": st.builds(
-            lambda n, m, f: _projection("bad_mode", "invalid_mode", m, json=_policy(n, m, f)),
-            _POLICY_NAMES,
-            _texts(0, 10).filter(lambda m: m != "exclude"),
+            lambda n, m, f: _projection("bad_mode", "invalid_mode", m, json=policy_body(n, m, f)),
+            POLICY_NAMES,
+            texts(0, 10).filter(lambda m: m != "exclude"),
             _FIELD_LISTS,
         ),
         "bad_fields": st.builds(
             lambda n, f: _projection(
-                "bad_fields", "invalid_fields", f["listed"], json=_policy(n, "exclude", f["fields"])
+                "bad_fields",
+                "invalid_fields",
+                f["listed"],
+                json=policy_body(n, "exclude", f["fields"]),
             ),
-            _POLICY_NAMES,
-            _unknown_names(PROJECTION_FIELDS, _WRONG_FIELDS).map(_unknown_fields),
+            POLICY_NAMES,
+            unknown_names(PROJECTION_FIELDS, _WRONG_FIELDS).map(_unknown_fields),
         ),
         "method_not_allowed": _policy_paths("method_not_allowed"),
         "unknown_projection": _policy_paths("unknown_projection"),
@@ -134,4 +141,4 @@ def invalid_projection_requests(*, kinds: Collection[str] | None = None) -> S[In
     item path), unknown_projection (404, GET or DELETE). A taken name and the limit of 10
     depend on state, and are left to example tests.
     """
-    return _pick(_projection_kinds(), kinds, "invalid_projection_requests")
+    return pick_kinds(_projection_kinds(), kinds, "invalid_projection_requests")
