@@ -29,12 +29,16 @@ sys.path.insert(0, str(HERE))
 
 import benchstate  # noqa: E402
 import inprocess  # noqa: E402
+import interception  # noqa: E402
 import lifecycle  # noqa: E402
+import raw_asgi  # noqa: E402
 import report  # noqa: E402
+import restart  # noqa: E402
 import scale  # noqa: E402
+import startup  # noqa: E402
 import throughput  # noqa: E402
 
-PARTS = ("throughput", "inprocess", "lifecycle", "scale")
+PARTS = ("throughput", "inprocess", "lifecycle", "scale", "interception", "restart", "startup")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +143,8 @@ def part_throughput(ctx: Context, mode: Mode) -> PartResult:
         "notes": outcome.notes,
         "versions": outcome.versions,
     }
-    return report.throughput_rows(summary, ctx.labels, outcome.skipped), data
+    rows = report.throughput_rows(summary, ctx.labels, outcome.skipped)
+    return rows + raw_asgi.rows(summary), data
 
 
 def part_inprocess(ctx: Context, mode: Mode) -> PartResult:
@@ -164,6 +169,9 @@ RUNNERS = {
     "inprocess": part_inprocess,
     "lifecycle": part_lifecycle,
     "scale": part_scale,
+    "interception": interception.part,
+    "restart": restart.part,
+    "startup": startup.part,
 }
 
 

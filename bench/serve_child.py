@@ -55,6 +55,10 @@ def app_for(kind: str, body_file: str | None) -> Any:
         return mock_app()
     if body_file is None:
         raise SystemExit(f"{kind} needs a body file")
+    if kind == "raw":  # no framework at all: the ceiling (raw_asgi.py)
+        from raw_asgi import raw_app
+
+        return raw_app(Path(body_file).read_bytes())
     return bare_app(Path(body_file).read_bytes(), per_request=kind == "dict")
 
 
@@ -66,10 +70,20 @@ def main(argv: list[str]) -> None:
         host="127.0.0.1",
         port=port,
         loop="uvloop",
-        http="httptools",
+        http=_protocol(kind),
         log_level="warning",
         access_log=False,
     )
+
+
+def _protocol(kind: str) -> Any:
+    """The mock runs with ``idv-mock serve``'s request deadline (its default, 20 s): a
+    timer per request, about 2 us; the bare baselines keep plain httptools, the ceiling."""
+    if kind != "mock":
+        return "httptools"
+    from idv_mock.api.timeouts import timed
+
+    return timed(20.0)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ def run(plan: Plan, calls: list[Call], body: bytes, tmp: Path) -> Outcome:
         print(f"  round {number + 1}/{plan.rounds}", flush=True)
         results: dict[str, loadgen.WrkResult] = {}
         runner = _Runner(wrk, plan, pin, tmp, results)
+        runner.baseline("baseline_raw", "raw", body_file, calls[0])  # raw_asgi.py
         runner.baseline("baseline_bytes", "bytes", body_file, calls[0])
         runner.baseline("baseline_dict", "dict", body_file, calls[0])
         runner.mock(calls, body)
@@ -191,7 +192,7 @@ def summary(outcome: Outcome) -> dict[str, dict[str, Any]]:
             "socket_errors": sum(r.socket_errors for r in runs),
             "rounds": [r.as_dict() for r in runs],
         }
-        for base in ("baseline_bytes", "baseline_dict", "wiremock", "prism"):
+        for base in ("baseline_raw", "baseline_bytes", "baseline_dict", "wiremock", "prism"):
             ratios = [r[name].rps / r[base].rps for r in outcome.rounds if name in r and base in r]
             if ratios:
                 out[name][f"vs_{base}"] = statistics.median(ratios)

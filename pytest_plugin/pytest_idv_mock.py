@@ -146,6 +146,29 @@ class IdvServer:
             + ("\n".join(near[-20:]) or "  (none)")
         )
 
+    def liveform_url(self, *, secret_key: str | None = None, **params: Any) -> str:
+        """A hosted-form link of the project: plain parameters in plain text, the others
+        (all of them in encryption-only mode) inside ``encrypted``, with the project's
+        cipher and key (``secret_key``: the issued secret, for ``liveform_key: secret``)."""
+        from urllib.parse import urlencode
+
+        from idv_mock.backend.liveform import link_query
+
+        options = self.service.project(self.project_id).describe()["options"]
+        key, derivation = self.api_key, str(options["key_derivation"])
+        if options["liveform_key"] == "secret":
+            if secret_key is None:
+                raise ValueError("liveform_key is secret: pass secret_key=<the issued secret>")
+            key, derivation = secret_key, "sha256"
+        seal = crypto.encrypt_gcm if options["liveform_cipher"] == "gcm" else crypto.encrypt
+
+        def encrypt(inner: dict[str, Any]) -> str:
+            return seal(inner, key, derivation)
+
+        only = bool(options["liveform_encrypted_only"])
+        query = link_query(self.project_id, params, encrypt, encrypted_only=only)
+        return f"http://{self.host}:{self.port}/liveform/?{urlencode(query)}"
+
     @contextmanager
     def fault(self, rule: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """A fault rule on the project for the duration of a ``with`` block.
@@ -189,7 +212,14 @@ def idv_server(_idv_live: IdvServer, idv_service: Service) -> IdvServer:
     return _idv_live
 
 
-RESETTING = ("idv_service", "idv_server", "idv_client", "idv_async_client", "idv_webhook_receiver")
+RESETTING = (
+    "idv_service",
+    "idv_server",
+    "idv_client",
+    "idv_async_client",
+    "idv_webhook_receiver",
+    "idv_mocked",
+)
 
 
 @pytest.fixture
@@ -274,3 +304,17 @@ def idv_webhook_receiver(idv_service: Service) -> Iterator[IdvWebhookReceiver]:
     idv_service.update_project("default", {"options": {"webhook_url": receiver.url}})
     yield receiver
     receiver.stop()
+
+
+@pytest.fixture
+def idv_mocked(idv_service: Service) -> Iterator[Service]:
+    """The real base URL answered in-process by ``idv_service``: code under test keeps its URL.
+
+    httpx (sync, async) and requests calls to ``https://rest-api.argosidentity.com/v3`` go
+    to the app serving ``idv_service`` (the client fixtures serve the same service); other
+    URLs pass through. Imported here so the plugin stays light to import.
+    """
+    from idv_mock.intercept import mock
+
+    with mock(service=idv_service):
+        yield idv_service

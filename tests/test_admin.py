@@ -20,7 +20,12 @@ def test_create_and_read_a_project(raw_client: TestClient) -> None:
     assert r.json()["options"]["secure_transfer"] is True
     assert r.json()["options"]["aml_threshold"] == 70
     assert r.json()["options"]["monitoring_enabled"] is True  # default filled in
-    assert raw_client.get("/__admin/projects/acme").json() == r.json()
+    shown = raw_client.get("/__admin/projects/acme", params={"show_keys": "true"})
+    assert shown.json() == r.json()
+    # reads mask the key unless asked (issue 14: a listing leaks no key)
+    assert raw_client.get("/__admin/projects/acme").json() == {**r.json(), "api_key": "****"}
+    listed = raw_client.get("/__admin/projects").json()["projects"]
+    assert [p["api_key"] for p in listed] == ["mock****", "****"]
 
 
 def test_project_conflicts_and_bad_input(raw_client: TestClient, service: Service) -> None:

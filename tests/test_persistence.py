@@ -87,3 +87,57 @@ def test_save_is_atomic_and_loads_back(tmp_path: Path) -> None:
     assert other.export_state() == service.export_state()
     assert os.listdir(tmp_path) == ["s.json"]
     assert persistence.load(other, tmp_path / "missing.json") is False
+
+
+DEEP_STATE = (
+    b'{"version": 1, "clock": {"mode": "tick", "now": "2026-01-01T09:00:00Z"}, "projects": '
+    + b"[" * 1000
+    + b"]" * 1000
+    + b"}"
+)
+
+
+def test_a_deeply_nested_state_file_is_refused_with_exit_2(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    state.write_bytes(DEEP_STATE)
+    cmd = [sys.executable, "-m", "idv_mock.cli", "serve", "--port", str(free_port())]
+    done = subprocess.run(
+        [*cmd, "--state-file", str(state)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "JSON nested deeper than 64 levels" in done.stderr
+    assert "not overwriting it" in done.stderr
+    assert state.read_bytes() == DEEP_STATE
+
+
+def test_a_deeply_nested_state_import_is_a_400_and_changes_nothing() -> None:
+    from starlette.testclient import TestClient
+
+    from idv_mock import create_app
+
+    client = TestClient(create_app(Service(ServiceConfig(seed_count=2))))
+    before = client.get("/__admin/state").content
+    r = client.put("/__admin/state", content=DEEP_STATE)
+    assert r.status_code == 400
+    assert "JSON nested deeper than 64 levels is refused" in r.text
+    assert client.get("/__admin/state").content == before
+
+
+def nested(levels: int) -> object:
+    value: object = "leaf"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+def test_the_depth_limit_is_64_levels() -> None:
+    from idv_mock.jsondepth import MAX_DEPTH, too_deep
+
+    assert MAX_DEPTH == 64
+    assert not too_deep(nested(64))
+    assert too_deep(nested(65))
+    assert not too_deep({"a": nested(63)})
+    assert too_deep({"a": nested(64)})
+    assert not too_deep("text") and not too_deep(None)
+    assert too_deep(nested(100_000))  # iterative: no RecursionError

@@ -444,7 +444,9 @@ def test_secure_project_sends_encrypted_bodies(
         ("submission.submit", True, "delivered"),
         ("submission.approved", True, "delivered"),
     ]
-    assert [r["payload"]["webhook_trigger"] for r in records] == ["submit", "approved"]
+    assert [r["webhook_trigger"] for r in records] == ["submit", "approved"]
+    # the record shows what went on the wire: the ciphertext, never the plaintext (issue 14)
+    assert [r["payload"] for r in records] == [got[r["event"]].body for r in records]
     assert deliveries(client) == []
 
 

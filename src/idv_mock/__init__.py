@@ -30,11 +30,13 @@ _HOMES = {
 }
 
 
-def create_app(service: Service | None = None) -> Any:
-    """The ASGI app (Starlette) serving ``service`` (a fresh default one if not given)."""
+def create_app(service: Service | None = None, **options: Any) -> Any:
+    """The ASGI app (Starlette) serving ``service`` (a fresh default one if not given);
+    ``options`` are those of :func:`idv_mock.api.app.create_app` (``hints``,
+    ``cors_origins``, ``exposed``, ``admin_token``, ``admin_open``)."""
     from idv_mock.api.app import create_app as _create
 
-    return _create(service)
+    return _create(service, **options)
 
 
 def __getattr__(name: str) -> Any:

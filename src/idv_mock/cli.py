@@ -9,11 +9,14 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from idv_mock import crypto
+
+if TYPE_CHECKING:
+    from idv_mock.persistence import StateFile
 
 DESCRIPTION = (
     "A contract-faithful, stateful mock of an identity verification API v3. "
@@ -55,19 +58,69 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--state-file",
         default=None,
-        help="load the state from this file at start (if present), save it on shutdown (none)",
+        help="load the state from this file at start (if present); save it at once, "
+        "periodically when changed, and on shutdown (none)",
     )
     serve.add_argument(
         "--save-interval",
         type=float,
         default=30.0,
-        help="with --state-file: also save every N seconds; 0 saves on shutdown only (30)",
+        help="with --state-file: also save every N seconds when something changed; "
+        "0 saves on shutdown only (30)",
+    )
+    serve.add_argument(
+        "--no-stop-writes-on-save-error",
+        dest="stop_writes_on_save_error",
+        action="store_false",
+        help="with --state-file: keep accepting writes while saves fail (default: writes "
+        "answer 503 until a save succeeds again)",
+    )
+    serve.add_argument(
+        "--request-timeout",
+        type=float,
+        default=20.0,
+        help="seconds a client has to send a whole request (headers and body) before the "
+        "connection is closed; 0: no limit (20)",
+    )
+    serve.add_argument(
+        "--admin-token",
+        default=None,
+        help="with --host beyond loopback: the token every /__admin call (and the dashboard) "
+        "must carry in the header x-idv-mock-admin-token (none: /__admin is refused)",
+    )
+    serve.add_argument(
+        "--admin-open",
+        action="store_true",
+        help="with --host beyond loopback: leave /__admin open to the network, no token",
+    )
+    serve.add_argument(
+        "--allow-webhook-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="let webhooks go to this host even though it is this server or link-local "
+        "(repeatable)",
     )
     serve.add_argument(
         "--journal-size",
         type=int,
         default=10_000,
         help="API calls kept per project in the request journal (10000)",
+    )
+    serve.add_argument(
+        "--no-hints",
+        dest="hints",
+        action="store_false",
+        help="no near-miss hints (header x-idv-mock-hint, journal, log) for calls that do "
+        "not match the contract (default: on)",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="answer CORS for browser clients of this origin, e.g. http://localhost:3000, "
+        "or * (repeatable; default: no CORS, like the real API)",
     )
     serve.add_argument("--log-level", default="warning", help="uvicorn log level (warning)")
     serve.add_argument(
@@ -91,6 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
     crypto_cmd.add_argument("--api-key", required=True, help="the project's API key")
     crypto_cmd.add_argument(
         "--key-derivation", choices=crypto.KEY_DERIVATIONS, default="sha256", help="(sha256)"
+    )
+    crypto_cmd.add_argument(
+        "--gcm",
+        action="store_true",
+        help="AES-256-GCM, base64(nonce 12 || ciphertext || tag 16), as the hosted form's "
+        "liveform_cipher gcm (default: AES-256-ECB)",
     )
     scenario = sub.add_parser("scenario", help="run a scenario file's steps and check them")
     scenario_sub = scenario.add_subparsers(dest="action", required=True)
@@ -163,7 +222,10 @@ def run_crypto(args: argparse.Namespace) -> int:
     text = sys.stdin.read()
     try:
         if args.action == "encrypt":
-            out = crypto.encrypt(text.rstrip("\n"), args.api_key, args.key_derivation)
+            encrypt = crypto.encrypt_gcm if args.gcm else crypto.encrypt
+            out = encrypt(text.rstrip("\n"), args.api_key, args.key_derivation)
+        elif args.gcm:
+            out = crypto.decrypt_gcm_text(text, args.api_key, args.key_derivation)
         else:
             out = crypto.decrypt_text(text, args.api_key, args.key_derivation)
     except crypto.CryptoError as exc:
@@ -173,8 +235,19 @@ def run_crypto(args: argparse.Namespace) -> int:
     return 0
 
 
+class LazyScenarios:
+    """``idv_mock.scenarios``, imported when the dashboard first runs one (start-up stays
+    light)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from idv_mock import scenarios
+
+        return getattr(scenarios, name)
+
+
 def serve(args: argparse.Namespace) -> int:
     from idv_mock.api.app import create_app
+    from idv_mock.api.exposure import is_loopback
     from idv_mock.backend import Service, ServiceConfig
 
     admins = tuple(args.admin or ["admin@example.com"])
@@ -189,6 +262,9 @@ def serve(args: argparse.Namespace) -> int:
         options=options,
         clock_mode=args.clock,
         journal_size=args.journal_size,
+        server_port=args.port,
+        server_host=args.host,
+        allowed_webhook_hosts=tuple(args.allow_webhook_host),
     )
     service = Service(config)
     if args.scenario:
@@ -200,8 +276,19 @@ def serve(args: argparse.Namespace) -> int:
         except scenarios.ScenarioError as exc:
             print(f"idv-mock serve: {exc}", file=sys.stderr)
             return 2
-    app = create_app(service)
+    exposed = not is_loopback(args.host)
+    app = create_app(
+        service,
+        exposed=exposed,
+        admin_token=args.admin_token,
+        admin_open=args.admin_open,
+        hints=args.hints,
+        cors_origins=tuple(args.cors_origin),
+    )
+    app.state.scenarios = LazyScenarios()  # the dashboard's runner (web/ cannot import it)
+    _log_hints_to_stderr()
     print(f"idv-mock serving http://{args.host}:{args.port}/v3", flush=True)
+    print(f"  {app.state.exposure.describe()}", flush=True)
     print(f"  api key: {args.api_key}   admin: {', '.join(admins)}", flush=True)
     print(
         f"  project: default ({args.seed_count} submissions, seed {args.random_seed})", flush=True
@@ -222,26 +309,83 @@ def _serve_with_state(args: argparse.Namespace, service: Any, app: Any) -> int:
     if not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
         print(f"idv-mock serve: {path.parent} is not a writable folder", file=sys.stderr)
         return 2
+    state = persistence.StateFile(service, path, stop_writes=args.stop_writes_on_save_error)
     try:
-        loaded = persistence.load(service, path)
+        loaded = state.open()
     except persistence.StateFileError as exc:
         print(f"idv-mock serve: {exc}", file=sys.stderr)
         return 2
-    print(f"  state file: {path} ({'loaded' if loaded else 'new'})", flush=True)
+    status = "loaded" if loaded else "new"
+    print(f"  state file: {path} ({status}, start {state.epoch})", flush=True)
     if loaded:
         keys = ", ".join(f"{p.project_id}: {p.api_key}" for p in service.projects.values())
         print(f"  the file's projects replace the flags' default project; keys: {keys}", flush=True)
-    saver = persistence.PeriodicSaver(service, path, args.save_interval).start()
+    print(_saver_banner(state, args.save_interval), flush=True)
+    _log_state_file_to_stderr()
+    saver = persistence.PeriodicSaver(state, args.save_interval).start()
     # uvicorn shuts down on SIGINT/SIGTERM and then re-raises the signal: make both end in
     # an exception here, so the final save below runs instead of the default handler.
     signal.signal(signal.SIGTERM, _exit_on_signal)
+    code: object = 0
     try:
         _run_uvicorn(app, args)
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as exc:
+        code = exc.code  # 0 from a signal; uvicorn's own exit (a port in use) is not 0
     finally:
         saver.stop()
-        persistence.save(service, path)
+    return _final_save(state) or (code if isinstance(code, int) else 1)
+
+
+def _saver_banner(state: StateFile, interval: float) -> str:
+    health = state.health
+    when = f"every {interval:g} s when changed, and on shutdown" if interval else "on shutdown"
+    on_error = "writes answer 503" if health.stop_writes else "writes still accepted"
+    return f"  saves: {when}; last save {health.last_save_at}; on a failed save: {on_error}"
+
+
+def _log_state_file_to_stderr() -> None:
+    """Each failed save as one line on stderr (uvicorn configures only its own loggers)."""
+    import logging
+
+    logger = logging.getLogger("idv_mock.state_file")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("idv-mock: state file: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+def _log_hints_to_stderr() -> None:
+    """Each near-miss hint as one line on stderr (``idv_mock.hints``; uvicorn configures
+    only its own loggers)."""
+    import logging
+
+    logger = logging.getLogger("idv_mock.hints")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("idv-mock: hint: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+def _final_save(state: StateFile) -> int:
+    """The shutdown save: 0, or 1 with one line saying what is lost (never a traceback)."""
+    from idv_mock import persistence
+
+    try:
+        state.save_if_changed()
+    except Exception as exc:  # one clear line, whatever went wrong
+        since = state.health.last_save_at or "the start"
+        error = persistence.describe_error(exc)
+        print(
+            f"idv-mock serve: final save to {state.path} failed ({error}); "
+            f"changes since {since} are lost",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 1
     return 0
 
 
@@ -252,6 +396,8 @@ def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
 
     import uvicorn
 
+    from idv_mock.api.timeouts import timed
+
     gc.freeze()  # the process's long-lived start state need not be walked by every collection
     uvicorn.run(
         app,
@@ -259,6 +405,7 @@ def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
         port=args.port,
         log_level=args.log_level,
         access_log=args.access_log,
+        http=timed(args.request_timeout) if args.request_timeout > 0 else "auto",
     )
 
 

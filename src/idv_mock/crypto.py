@@ -22,23 +22,29 @@ import base64
 import binascii
 import functools
 import hashlib
+import os
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
 import orjson
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 __all__ = [
     "KEY_DERIVATIONS",
     "CryptoError",
     "decrypt",
     "decrypt_bytes",
+    "decrypt_gcm",
+    "decrypt_gcm_text",
     "decrypt_object",
     "decrypt_text",
     "derive_key",
     "encrypt",
+    "encrypt_gcm",
     "normalize_ciphertext",
 ]
 
@@ -164,3 +170,46 @@ def decrypt_object(text: str, api_key: str, derivation: str = "sha256") -> dict[
     if not isinstance(value, dict):
         raise CryptoError(f"plaintext is JSON {type(value).__name__}, not an object")
     return value
+
+
+# AES-256-GCM for the hosted form (gaps.md "Hosted form"): the vendor does not publish its
+# byte layout, so the mock fixes one: base64(nonce 12 bytes || ciphertext || tag 16 bytes),
+# no associated data, the key derived as for ECB.
+GCM_NONCE_BYTES = 12
+GCM_TAG_BYTES = 16
+
+
+def encrypt_gcm(
+    value: object, api_key: str, derivation: str = "sha256", nonce: bytes | None = None
+) -> str:
+    """GCM ciphertext of ``value``; a fresh random nonce unless one is given (tests)."""
+    nonce = os.urandom(GCM_NONCE_BYTES) if nonce is None else nonce
+    if len(nonce) != GCM_NONCE_BYTES:
+        raise CryptoError(f"a GCM nonce has {GCM_NONCE_BYTES} bytes")
+    sealed = AESGCM(derive_key(api_key, derivation)).encrypt(nonce, _plaintext(value), None)
+    return base64.b64encode(nonce + sealed).decode("ascii")
+
+
+def decrypt_gcm_text(text: str, api_key: str, derivation: str = "sha256") -> str:
+    """The UTF-8 text sealed by :func:`encrypt_gcm`; any failure is a ``CryptoError``."""
+    try:
+        raw = base64.b64decode(normalize_ciphertext(text).encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error) as exc:
+        raise CryptoError("ciphertext is not valid base64") from exc
+    if len(raw) < GCM_NONCE_BYTES + GCM_TAG_BYTES:
+        raise CryptoError("GCM ciphertext shorter than nonce and tag")
+    aes = AESGCM(derive_key(api_key, derivation))
+    try:
+        return aes.decrypt(raw[:GCM_NONCE_BYTES], raw[GCM_NONCE_BYTES:], None).decode("utf-8")
+    except InvalidTag as exc:
+        raise CryptoError("GCM tag mismatch: wrong key or corrupted ciphertext") from exc
+    except UnicodeDecodeError as exc:
+        raise CryptoError("plaintext is not UTF-8") from exc
+
+
+def decrypt_gcm(text: str, api_key: str, derivation: str = "sha256") -> Any:
+    """The JSON value sealed by :func:`encrypt_gcm`."""
+    try:
+        return orjson.loads(decrypt_gcm_text(text, api_key, derivation))
+    except orjson.JSONDecodeError as exc:
+        raise CryptoError("plaintext is not JSON") from exc

@@ -287,10 +287,42 @@ GENERIC = Family(
         Entry("not_found", "Not Found", 404),
         Entry("method_not_allowed", "Method Not Allowed", 405),
         Entry("payload_too_large", "Request body too large (limit 1 MiB)", 413),
+        Entry("admin_payload_too_large", "Request body too large (limit 512 MiB)", 413),
+        Entry("headers_too_large", "Request header fields too large (limit 16 KiB)", 431),
+        Entry(
+            "admin_token_required",
+            "The control API needs the admin token: send the header x-idv-mock-admin-token "
+            "(the server listens beyond loopback; see --admin-token and --admin-open)",
+            403,
+        ),
         Entry("internal_error", INTERNAL, 500),
     ),
 )
 
 RATE_LIMIT = Family(
     "rate limit", Shape.CODED, (Entry("too_many_requests", "Too many requests", 429),)
+)
+
+# The hosted form (Liveform). The vendor publishes TK-10001 and PV-40018; the LF-* codes are
+# the mock's own (gaps.md "Hosted form"). Each entry's name is the slug of its error page.
+LIVEFORM = Family(
+    "hosted form",
+    Shape.CODED,
+    (
+        Entry("TK-10001", "The verification token has expired.", name="expired-token"),
+        Entry(
+            "PV-40018",
+            "The verification link has expired. Please try again with a new link.",
+            name="expired-start-valid-until",
+        ),
+        Entry("LF-40401", "The project could not be found.", 404, name="unknown-project"),
+        Entry("LF-40001", "The encrypted parameter could not be decrypted.", name="decryption"),
+        Entry("LF-40002", "{} is only accepted inside the encrypted parameter.", name="plain"),
+        Entry("LF-40003", "projectionId and projectionName cannot be used together.", name="both"),
+        Entry("LF-40004", "The projection could not be found.", name="unknown-projection"),
+        Entry("LF-40005", "A token is required for this project.", name="token-required"),
+        Entry("LF-40006", "Invalid value for {}.", name="invalid-parameter"),
+        Entry("LF-40007", "No liveform secret key has been issued.", name="no-secret"),
+        Entry("LF-40008", "The verification session could not be found.", 404, name="session"),
+    ),
 )

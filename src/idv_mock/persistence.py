@@ -2,34 +2,77 @@
 
 Saves are atomic (write a temporary file beside the target, fsync, rename, fsync the
 folder), so a crash or ``kill -9`` between saves loses at most the last interval and never
-leaves a half-written file. A file that is not an idv-mock state is refused rather than
-overwritten.
+leaves a half-written file; a failed save removes its temporary file, and a start removes
+the ones a killed server left. A file that is not an idv-mock state is refused rather
+than overwritten.
+
+The file starts with a header the server writes itself, ``{"state_file": {"epoch": N,
+"sha256": ...}, ...}``. The digest covers the epoch and the rest of the document, so a
+file this server wrote loads without the JSON Schema check (seconds per thousand
+submissions); a foreign or edited one gets the full check, once. The epoch counts the
+starts of the file: each start bumps it and saves at once, before serving, and the id
+generator mixes it in, so no two starts hand out the same ids, even when a crash lost what
+the last one handed out.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
+import logging
 import os
+import re
 import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from idv_mock import schemas
 from idv_mock.backend import InvalidInput, Service
+from idv_mock.backend.snapshots import no_gc
+from idv_mock.jsondepth import MAX_DEPTH, too_deep
+
+_HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')
+LOG = logging.getLogger("idv_mock.state_file")
+_STALE = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.tmp")
 
 
 class StateFileError(Exception):
     """The state file cannot be used; the message says why and what to do."""
 
 
-def save(service: Service, path: Path) -> None:
-    data = service.export_state_json()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+def _digest(epoch: int, body: memoryview) -> str:
+    """The digest of the document without its header (``body`` is what follows its ``{``)."""
+    found = hashlib.sha256(b"%d:{" % epoch)
+    found.update(body)
+    return found.hexdigest()
+
+
+def _tmp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def save(service: Service, path: Path, epoch: int = 0) -> None:
+    """Write the whole state to ``path`` atomically; on failure nothing is left behind."""
+    with no_gc():  # the export builds a list per submission (duplicate keys)
+        body = memoryview(service.export_state_json())[1:]  # after the document's "{"
+    header = b'{"state_file":{"epoch":%d,"sha256":"%s"},' % (epoch, _digest(epoch, body).encode())
+    tmp = _tmp_path(path)
+    try:
+        with tmp.open("wb") as out:
+            out.write(header)
+            out.write(body)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):  # the save's own error is the one to report
+            tmp.unlink(missing_ok=True)
+        raise
     folder = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(folder)
@@ -37,32 +80,185 @@ def save(service: Service, path: Path) -> None:
         os.close(folder)
 
 
-def load(service: Service, path: Path) -> bool:
-    """Load ``path`` into ``service`` if it exists; False when there is no file yet."""
-    if not path.exists():
-        return False
+@dataclass(slots=True)
+class Loaded:
+    """A state file read and checked: its document, its epoch, whether this server wrote it."""
+
+    doc: dict[str, Any]
+    epoch: int
+    trusted: bool
+
+
+def read(path: Path) -> Loaded:
+    """Read and check ``path``: a file with a matching digest skips the schema check."""
     try:
-        doc = orjson.loads(path.read_bytes())
+        raw = path.read_bytes()
+        with no_gc():  # millions of new objects: no collection walking them again and again
+            doc = orjson.loads(raw)
     except (OSError, orjson.JSONDecodeError) as exc:
         raise StateFileError(
             f"{path}: not a readable JSON file ({exc}); not overwriting it"
         ) from None
+    epoch, trusted = _verified(raw)
+    if not isinstance(doc, dict):
+        raise StateFileError(
+            f"{path}: not an idv-mock state file (not an object); not overwriting it"
+        )
+    header = doc.pop("state_file", None)
+    if not trusted:
+        _check_foreign(path, doc)
+        epoch = _header_epoch(header)
+    return Loaded(doc, epoch, trusted)
+
+
+def _verified(raw: bytes) -> tuple[int, bool]:
+    """The header's epoch and whether its digest matches the rest of the file."""
+    found = _HEADER.match(raw)
+    if found is None:
+        return 0, False
+    epoch = int(found[1])
+    return epoch, _digest(epoch, memoryview(raw)[found.end() :]) == found[2].decode()
+
+
+def _header_epoch(header: Any) -> int:
+    epoch = header.get("epoch") if isinstance(header, dict) else None
+    return epoch if isinstance(epoch, int) and epoch >= 0 else 0
+
+
+def _check_foreign(path: Path, doc: dict[str, Any]) -> None:
+    """The full check of a file this server did not write as it is: depth, then schema."""
+    if too_deep(doc):
+        detail = f"JSON nested deeper than {MAX_DEPTH} levels"
+        raise StateFileError(f"{path}: not an idv-mock state file ({detail}); not overwriting it")
     problems = schemas.errors("state.json", doc)
     if problems:
         detail = "; ".join(problems[:3])
         raise StateFileError(f"{path}: not an idv-mock state file ({detail}); not overwriting it")
+
+
+def load(service: Service, path: Path) -> bool:
+    """Load ``path`` into ``service`` if it exists; False when there is no file yet."""
+    return _load(service, path) is not None
+
+
+def _load(service: Service, path: Path) -> Loaded | None:
+    if not path.exists():
+        return None
+    loaded = read(path)
     try:
-        service.import_state(doc)
+        service.import_state(loaded.doc, validate=False, give=True)  # checked once, above
     except InvalidInput as exc:
         raise StateFileError(f"{path}: {exc}; not overwriting it") from None
+    return loaded
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Temporary files of ``path`` left by servers that are gone (a kill during a save)."""
+    removed = []
+    for candidate in path.parent.glob(f".{path.name}.*.tmp"):
+        found = _STALE.fullmatch(candidate.name)
+        if found and found["name"] == path.name and not _alive(int(found["pid"])):
+            with contextlib.suppress(OSError):  # not ours to remove after all: leave it
+                candidate.unlink(missing_ok=True)
+                removed.append(candidate)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # a temporary file of this process is from an earlier life of its pid
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, another user's
     return True
 
 
-class PeriodicSaver:
-    """Saves every ``interval`` seconds on a daemon thread until stopped."""
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
-    def __init__(self, service: Service, path: Path, interval: float) -> None:
-        self.service, self.path, self.interval = service, path, interval
+
+class StateFile:
+    """One server's state file: open (load, new epoch, save at once), save when changed.
+
+    Saves are serialized, so the periodic saver and the final save never share a temporary
+    file. Every outcome is recorded in ``service.save_health``.
+    """
+
+    def __init__(self, service: Service, path: Path, *, stop_writes: bool = True) -> None:
+        self.service, self.path = service, path
+        self.health = service.save_health
+        self.health.path, self.health.stop_writes = str(path), stop_writes
+        self._lock = threading.Lock()
+        self._saved: tuple[int, Any] | None = None  # the change marker of the last save
+
+    @property
+    def epoch(self) -> int:
+        return self.health.epoch
+
+    def open(self) -> bool:
+        """Load the file (if any) and start a new epoch, saved before anything is served:
+        a save that fails now is a ``StateFileError`` (the server does not start)."""
+        remove_stale_temporaries(self.path)
+        with no_gc():  # a large file is millions of objects: collect none of them meanwhile
+            loaded = _load(self.service, self.path)
+            self.health.epoch = (loaded.epoch if loaded else 0) + 1
+            self.service.factory.set_epoch(self.health.epoch)
+            try:
+                self.save()
+            except OSError as exc:
+                error = describe_error(exc)
+                raise StateFileError(f"{self.path}: cannot save the state file ({error})") from None
+        return loaded is not None
+
+    def _marker(self) -> tuple[int, Any]:
+        return self.service.changes, self.service.clock.current
+
+    def changed(self) -> bool:
+        return self._saved != self._marker() or bool(self.health.consecutive_failures)
+
+    def save(self) -> None:
+        """Save now; raises (and records) the failure."""
+        with self._lock:
+            marker = self._marker()  # before the export: a change during it saves again later
+            try:
+                save(self.service, self.path, self.health.epoch)
+            except Exception as exc:
+                self.health.failed(describe_error(exc))
+                raise
+            self._saved = marker
+            self.health.succeeded(now_iso())
+
+    def save_if_changed(self) -> bool:
+        """Save when anything changed since the last save (or it failed); True if it saved."""
+        if not self.changed():
+            return False
+        self.save()
+        return True
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line: ``No space left on device (ENOSPC)`` rather than a traceback."""
+    if isinstance(exc, OSError) and exc.strerror:
+        name = errno.errorcode.get(exc.errno or -1, "")
+        return f"{exc.strerror} ({name})" if name else exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
+class PeriodicSaver:
+    """Saves every ``interval`` seconds when something changed, on a daemon thread.
+
+    A failed save never ends the thread: it is logged (one line), recorded in the service's
+    save health (which refuses writes while it lasts, unless switched off) and retried
+    after a pause that doubles from ``min(interval, 1 s)`` up to ``MAX_BACKOFF``.
+    """
+
+    MAX_BACKOFF = 30.0
+
+    def __init__(self, state: StateFile, interval: float) -> None:
+        self.state, self.interval = state, interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="idv-mock-saver")
 
@@ -72,10 +268,31 @@ class PeriodicSaver:
         return self
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            save(self.service, self.path)
+        while not self._stop.wait(self._pause()):
+            try:
+                self.state.save_if_changed()
+            except Exception as exc:  # the saver must outlive any failure
+                self._log_failure(exc)
+
+    def _pause(self) -> float:
+        failures = self.state.health.consecutive_failures
+        if not failures:
+            return self.interval
+        return min(min(self.interval, 1.0) * 2.0 ** (failures - 1), self.MAX_BACKOFF)
+
+    def _log_failure(self, exc: Exception) -> None:
+        health = self.state.health
+        refused = "; writes answer 503 until a save succeeds" if health.stop_writes else ""
+        LOG.error(
+            "save to %s failed: %s (%d in a row); retrying in %g s%s",
+            self.state.path,
+            describe_error(exc),
+            health.consecutive_failures,
+            self._pause(),
+            refused,
+        )
 
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
-            self._thread.join(5)
+            self._thread.join(60)

@@ -18,6 +18,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
+from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.jsondepth import too_deep
+
 BASE_URI = "https://idv-mock.dev/schemas/"
 
 
@@ -52,7 +55,10 @@ def validator(name: str) -> Draft202012Validator:
 
 
 def errors(name: str, instance: object) -> list[str]:
-    """Readable messages of every violation, empty when the instance is valid."""
+    """Readable messages of every violation, empty when the instance is valid. A document
+    nested past the limit is one violation, found without recursing into it."""
+    if too_deep(instance):
+        return [f"(root): {DEPTH_MESSAGE}"]
     found: Iterator[ValidationError] = validator(name).iter_errors(instance)
     return [_describe(e) for e in sorted(found, key=lambda e: list(e.absolute_path))]
 
@@ -63,7 +69,7 @@ def _describe(error: ValidationError) -> str:
 
 
 def is_valid(name: str, instance: object) -> bool:
-    return bool(validator(name).is_valid(instance))
+    return not too_deep(instance) and bool(validator(name).is_valid(instance))
 
 
 def definition(name: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ drops what is still queued and stops the retries of what is in flight.
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 import time
 from collections import deque
@@ -51,12 +52,52 @@ class Delivery:
             "event": self.event,
             "webhook_trigger": self.payload.get("webhook_trigger", ""),
             "url": self.url,
-            "payload": self.payload,
+            # an encrypted project's record shows what went on the wire, never the plaintext
+            "payload": self.body,
             "encrypted": self.body is not self.payload,
             "status": self.status,
             "created_at": self.created_at,
             "attempts": list(self.attempts),
         }
+
+
+LOCAL_NAMES = frozenset({"localhost", "0.0.0.0", "::", "::1"})
+
+
+@dataclass(frozen=True, slots=True)
+class HostRule:
+    """Where webhooks may not go: the server itself (a webhook at its own ``/__admin/reset``
+    wiped it in the probe of issue 14) and link-local addresses (169.254.0.0/16, fe80::/10:
+    cloud metadata services), unless ``allowed`` names the host (``host`` or ``host:port``).
+    Other local and private hosts stay allowed: that is where integrators' receivers run."""
+
+    own_port: int | None = None  # the server's port; any local name with it is the server
+    own_host: str = "127.0.0.1"
+    allowed: frozenset[str] = frozenset()
+
+    def refusal(self, url: str) -> str | None:
+        """Why ``url`` is refused, or None."""
+        try:
+            parsed = httpx.URL(url)
+            host, port = parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80)
+        except Exception:
+            return "not a URL"
+        if host in self.allowed or f"{host}:{port}" in self.allowed:
+            return None
+        address = _address(host)
+        if address is not None and address.is_link_local:
+            return f"{host} is a link-local address (allow it with --allow-webhook-host)"
+        local = host in LOCAL_NAMES or host == self.own_host or (address and address.is_loopback)
+        if self.own_port is not None and port == self.own_port and local:
+            return f"{host}:{port} is this server (allow it with --allow-webhook-host)"
+        return None
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
 
 
 def _now() -> str:
@@ -70,7 +111,9 @@ class WebhookDispatcher:
         timeout: float = 5.0,
         workers: int = WORKERS,
         max_records: int = MAX_RECORDS,
+        host_rule: HostRule | None = None,
     ) -> None:
+        self.host_rule = host_rule or HostRule()
         self.backoff = tuple(backoff)  # pauses between attempts: len(backoff) + 1 attempts
         self.timeout = timeout
         self.workers = max(1, workers)
@@ -108,6 +151,16 @@ class WebhookDispatcher:
             self._start_worker()
             self._wake.notify()
         return delivery
+
+    def resend(self, project_id: str, delivery_id: str) -> Delivery | None:
+        """Queue a recorded delivery's event again, as a new delivery to the same URL with the
+        same body (the dashboard's "send again"); None when no such delivery is recorded."""
+        with self._lock:
+            records = self._records.get(project_id, ())
+            found = next((d for d in records if d.id == delivery_id), None)
+        if found is None:
+            return None
+        return self.send(project_id, found.url, found.event, found.payload, found.body)
 
     def _start_worker(self) -> None:
         """One more worker if all are taken and the pool has room (under the lock)."""
@@ -149,6 +202,13 @@ class WebhookDispatcher:
             self._idle.notify_all()
 
     def _deliver(self, client: httpx.Client, delivery: Delivery) -> None:
+        refused = self.host_rule.refusal(delivery.url)
+        if refused is not None:  # recorded as the one attempt, never sent
+            delivery.attempts.append(
+                {"attempt": 1, "at": _now(), "error": f"refused: {refused}", "duration_ms": 0.0}
+            )
+            delivery.status = "failed"
+            return
         content = orjson.dumps(delivery.body)
         headers = {"content-type": "application/json", EVENT_HEADER: delivery.event}
         for n in range(len(self.backoff) + 1):

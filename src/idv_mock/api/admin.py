@@ -16,7 +16,9 @@ from starlette.responses import Response
 from idv_mock.api.faults import unknown_errors
 from idv_mock.api.http import JSON, json_response, parse_json, service_of
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
+from idv_mock.backend.liveform import Refused
 from idv_mock.errors import ApiError
+from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -24,8 +26,10 @@ Handler = Callable[[Request], Awaitable[Response]]
 async def _json_body(request: Request) -> Any:
     try:
         return parse_json(await request.body())
-    except ValueError:
-        raise ApiError(400, {"message": "the body must be JSON"}) from None
+    except ValueError as exc:
+        deep = str(exc) == DEPTH_MESSAGE
+        message = DEPTH_MESSAGE if deep else "the body must be JSON"
+        raise ApiError(400, {"message": message}) from None
 
 
 async def _object_body(request: Request) -> dict[str, Any]:
@@ -45,7 +49,9 @@ def refusal(exc: BackendError) -> ApiError:
 
 
 def _summary(service: Service, message: str) -> dict[str, Any]:
-    return {"message": message, "projects": service.submission_counts()}
+    summary = {"message": message, "projects": service.submission_counts()}
+    saver = service.save_health.describe()  # only with a state file
+    return summary if saver is None else {**summary, "saver": saver}
 
 
 async def reset(request: Request) -> Response:
@@ -55,7 +61,21 @@ async def reset(request: Request) -> Response:
 
 
 async def list_projects(request: Request) -> Response:
-    return json_response({"projects": service_of(request).describe_projects()})
+    projects = [_keys_shown(request, p) for p in service_of(request).describe_projects()]
+    return json_response({"projects": projects})
+
+
+def _keys_shown(request: Request, project: dict[str, Any]) -> dict[str, Any]:
+    """A project's description with its API key masked, unless ``?show_keys=true`` (the
+    caller already passed the exposure rule): listings and screenshots leak no key."""
+    if request.query_params.get("show_keys", "false").lower() not in ("true", "1", "yes"):
+        project["api_key"] = mask_key(str(project["api_key"]))
+    return project
+
+
+def mask_key(key: str) -> str:
+    """Enough of a key to tell two apart, not enough to use one."""
+    return key[:4] + "****" if len(key) > 8 else "****"
 
 
 async def create_project(request: Request) -> Response:
@@ -64,7 +84,9 @@ async def create_project(request: Request) -> Response:
 
 
 async def get_project(request: Request) -> Response:
-    return json_response(service_of(request).project(_pid(request)).describe())
+    return json_response(
+        _keys_shown(request, service_of(request).project(_pid(request)).describe())
+    )
 
 
 async def update_project(request: Request) -> Response:
@@ -95,8 +117,20 @@ async def hosted_submission(request: Request) -> Response:
         message = "the body is {token: <encrypted JSON>, outcome, overrides: {...}}"
         raise ApiError(400, {"message": message})
     outcome = body.get("outcome", "approved")
-    sub = service_of(request).hosted_submission(_pid(request), body["token"], outcome, overrides)
+    try:
+        sub = service_of(request).hosted_submission(
+            _pid(request), body["token"], outcome, overrides
+        )
+    except Refused as exc:  # the form's own rules: its message and code (errors.LIVEFORM)
+        raise ApiError(400, {"message": str(exc), "errorCode": exc.code}) from None
     return json_response(sub, 201)
+
+
+async def issue_liveform_secret(request: Request) -> Response:
+    """A new secret key for the project's form links, shown this once (the vendor's console
+    shows it once too); the previous one stops working."""
+    secret = service_of(request).issue_liveform_secret(_pid(request))
+    return json_response({"project_id": _pid(request), "secret_key": secret}, 201)
 
 
 async def list_webhooks(request: Request) -> Response:
@@ -109,6 +143,9 @@ async def get_submission(request: Request) -> Response:
 
 
 async def export_state(request: Request) -> Response:
+    """The whole state; ``?summary=true``: the counts and the state file's save health."""
+    if request.query_params.get("summary", "false").lower() in ("true", "1", "yes"):
+        return json_response(_summary(service_of(request), "state summary"))
     return Response(service_of(request).export_state_json(), media_type=JSON)
 
 
@@ -192,6 +229,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": _call(_clear_journal),
     },
     "/__admin/projects/{project_id}/hosted-submissions": {"POST": hosted_submission},
+    "/__admin/projects/{project_id}/liveform-secret": {"POST": issue_liveform_secret},
     "/__admin/projects/{project_id}/webhooks": {"GET": list_webhooks},
     "/__admin/projects/{project_id}/watchlist": {
         "GET": _call(lambda r, b: {"entries": service_of(r).watchlist(_pid(r))}),

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from idv_mock import errors
-from idv_mock.api import admin, journaling, monitoring
+from idv_mock import errors, web
+from idv_mock.api import admin, hints, journaling, monitoring
 from idv_mock.api.aml import download_report, screen_submission
+from idv_mock.api.cors import Cors
 from idv_mock.api.delete_submission import delete_partial, delete_submission
+from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
 from idv_mock.api.get_submission import get_submission
+from idv_mock.api.guard import WriteGuard
 from idv_mock.api.http import error_response, json_response
+from idv_mock.api.limits import too_large
 from idv_mock.api.patch_submission import patch_submission
 from idv_mock.api.preconditions import run_steps
 from idv_mock.api.projection import (
@@ -113,7 +118,8 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
             response = await answer(request)
         except ApiError as exc:
             response = error_response(exc)
-        await journaling.record(request, response, started)
+        found = await hints.apply(request, response)  # near-miss hint (api/hints.py)
+        await journaling.record(request, response, started, found.text, found.owner)
         return response
 
     return endpoint
@@ -126,6 +132,8 @@ def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
     async def endpoint(request: Request) -> Response:
         if request.method not in handlers:
             raise _not_allowed(allow)
+        if too_large(request.scope):
+            raise GENERIC.error("admin_payload_too_large")
         try:
             return await handlers[request.method](request)
         except BackendError as exc:
@@ -152,23 +160,45 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = "not_found" if exc.status_code == 404 else "method_not_allowed"
-    return error_response(GENERIC.error(code))
+    response = error_response(GENERIC.error(code))
+    found = await hints.apply(request, response)  # journaled only where a key was carried
+    if found.owner is not None:
+        await journaling.record_unmatched(request, response, found.text, found.owner)
+    return response
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     return error_response(GENERIC.error("internal_error"))
 
 
-def create_app(service: Service | None = None) -> MockApp:
+def create_app(
+    service: Service | None = None,
+    *,
+    exposed: bool = False,
+    admin_token: str | None = None,
+    admin_open: bool = False,
+    hints: bool = True,
+    cors_origins: Sequence[str] = (),
+) -> MockApp:
     """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given).
 
     A ``MockApp``: Starlette with the fast lane for ``GET /v3/submission`` in front.
+    ``exposed`` (the server listens beyond loopback) puts ``/__admin`` behind
+    ``admin_token`` unless ``admin_open`` (``exposure.py``). ``hints``: near-miss hints
+    (``hints.py``); ``cors_origins``: the origins browsers may call from (``cors.py``).
     """
-    api = [Route(p, api_endpoint(c, r), methods=ALL_METHODS) for p, (c, r) in API_ROUTES.items()]
-    control = [Route(p, admin_endpoint(h), methods=ALL_METHODS) for p, h in admin.ROUTES.items()]
+    guard = [Middleware(WriteGuard)]  # 503 on writes while the state file cannot be saved
+    api = [
+        Route(p, api_endpoint(c, r), methods=ALL_METHODS, middleware=guard)
+        for p, (c, r) in API_ROUTES.items()
+    ]
+    control = [
+        Route(p, admin_endpoint(h), methods=ALL_METHODS, middleware=guard)
+        for p, h in admin.ROUTES.items()
+    ]
     docs = [Route("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
     app = MockApp(
-        routes=api + control + docs,
+        routes=api + control + docs + web.ROUTES,
         exception_handlers={
             ApiError: _api_error,
             HTTPException: _http_error,
@@ -180,4 +210,7 @@ def create_app(service: Service | None = None) -> MockApp:
     service.journal_reader = journaling.readable
     app.state.api_families = API_FAMILIES
     app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
+    app.state.exposure = Exposure(exposed, admin_token, admin_open)
+    app.state.hints = hints
+    app.state.cors = Cors(cors_origins) if cors_origins else None
     return app

@@ -23,6 +23,7 @@ from starlette.types import Receive, Scope, Send
 from idv_mock.api.get_submission import plain_page, takes_plain_page
 from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, grouped, query_pairs
 from idv_mock.api.journaling import record_call
+from idv_mock.api.limits import guarded
 from idv_mock.api.preconditions import Facts, pending
 from idv_mock.backend import Service
 
@@ -34,6 +35,17 @@ class MockApp(Starlette):
     """Starlette with the lane in front of its middleware and routes."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        cors = getattr(self.state, "cors", None)  # CORS, when on, outermost (cors.py)
+        if cors is None:
+            await self._guarded(scope, receive, send)
+        else:
+            await cors(self._guarded, scope, receive, send)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # size limits and the exposure rule first (limits.py, exposure.py)
+        await guarded(self._dispatch, scope, receive, send, self.state.exposure)
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] == "http"
             and scope["path"] == LANE_PATH

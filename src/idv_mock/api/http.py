@@ -12,6 +12,8 @@ from starlette.responses import Response
 
 from idv_mock.backend import Project, Service
 from idv_mock.errors import ApiError
+from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.jsondepth import too_deep
 
 JSON = "application/json"
 # where a request's project is kept once looked up: the key is read by several steps
@@ -52,11 +54,15 @@ def query_lists(request: Request) -> dict[str, list[str]]:
 
 
 def parse_json(raw: bytes) -> Any:
-    """The decoded body; raises ValueError for anything that is not UTF-8 JSON."""
+    """The decoded body; raises ValueError for anything that is not UTF-8 JSON, or that
+    nests deeper than ``jsondepth.MAX_DEPTH`` (each caller answers its own parse error)."""
     try:
-        return orjson.loads(raw)
+        doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise ValueError("not JSON") from exc
+    if too_deep(doc):
+        raise ValueError(DEPTH_MESSAGE)
+    return doc
 
 
 def api_key(request: Request) -> str | None:

@@ -8,23 +8,52 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import crypto
 from idv_mock.api import secure
-from idv_mock.api.http import project_of, query_pairs, service_of
+from idv_mock.api.http import parse_json, project_of, query_pairs, service_of
 from idv_mock.backend import Project, Service
 from idv_mock.clock import iso
 
 MASK = "****"
+# headers that carry credentials: kept in the journal as MASK
+CREDENTIALS = frozenset(
+    {"x-api-key", "authorization", "proxy-authorization", "cookie", "x-idv-mock-admin-token"}
+)
 RawHeaders = Iterable[tuple[bytes, bytes]]
 
 
-async def record(request: Request, response: Response, started: float) -> None:
-    """The Starlette path's call, through the same core as the fast lane's."""
-    project = project_of(request)
+async def record(
+    request: Request,
+    response: Response,
+    started: float,
+    hint: str | None = None,
+    owner: Project | None = None,
+) -> None:
+    """The Starlette path's call, through the same core as the fast lane's; ``owner`` is
+    the project of a key sent elsewhere than ``x-api-key`` (``hints.py``), ``hint`` the
+    call's near-miss hint."""
+    await record_request(request, response, started, hint, owner)
+
+
+async def record_unmatched(
+    request: Request, response: Response, hint: str | None, owner: Project
+) -> None:
+    """A call no route took (404, 405 of the router), kept with hints on in the journal
+    of the project whose key it carried: ``assert_called`` then shows it, with its hint."""
+    await record_request(request, response, time.perf_counter(), hint, owner)
+
+
+async def record_request(
+    request: Request,
+    response: Response,
+    started: float,
+    hint: str | None = None,
+    owner: Project | None = None,
+) -> None:
+    project = project_of(request) or owner
     if project is None:
         return
     record_call(
@@ -39,6 +68,7 @@ async def record(request: Request, response: Response, started: float) -> None:
         bytes(response.body),
         response.media_type,
         started,
+        hint,
     )
 
 
@@ -54,6 +84,7 @@ def record_call(
     response: bytes,
     media_type: str | None,
     started: float,
+    hint: str | None = None,
 ) -> None:
     """Keep the call raw (query string, header pairs, bytes, clock readings): every call pays
     for one small dict, and the parsing, masking, decoding and formatting happen in
@@ -62,13 +93,15 @@ def record_call(
         "time": time.time(),
         "method": method,
         "path": path,
-        "query": query_string,
+        "query": query_string[:KEEP_BYTES],
         "headers": tuple(headers),
         "body": _kept(body, None)[0],
         "status": status,
         "response": _kept(response, media_type),
         "duration_ms": time.perf_counter() - started,
     }
+    if hint is not None:  # optional: most calls have none
+        entry["hint"] = hint
     service.record_call(project, entry)
 
 
@@ -106,7 +139,7 @@ def _masked(headers: RawHeaders) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in headers:
         name = key.decode("latin-1")
-        out[name] = MASK if name == "x-api-key" else value.decode("latin-1")
+        out[name] = MASK if name in CREDENTIALS else value.decode("latin-1")
     return out
 
 
@@ -118,8 +151,8 @@ def _decoded(raw: bytes, media_type: str | None = None) -> Any:
     if not raw:
         return None
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
+        return parse_json(raw)
+    except ValueError:  # not JSON, or too deep to encode again: kept as text
         return raw.decode("utf-8", "replace")[:10_000]
 
 

@@ -12,17 +12,15 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.api.faults import rule_response
-from idv_mock.api.http import project_of, service_of
+from idv_mock.api.http import parse_json, project_of, service_of
+from idv_mock.api.limits import MAX_BODY, too_large
 from idv_mock.backend import Project
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.errors import GENERIC, RATE_LIMIT, Family
-
-MAX_BODY = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +43,10 @@ class Step:
 
 
 async def _body_size(request: Request, family: Family) -> Response | None:
+    """413 for a body said (``content-length``) or found (``limits.py`` counted the bytes
+    of a chunked one) to be over the limit."""
     length = request.headers.get("content-length", "0")
-    if not length.isdigit() or int(length) > MAX_BODY:
+    if not length.isdigit() or int(length) > MAX_BODY or too_large(request.scope):
         raise GENERIC.error("payload_too_large")
     return None
 
@@ -82,8 +82,8 @@ async def _fault_rules(request: Request, family: Family) -> Response | None:
 
 async def _json(request: Request) -> object:
     try:
-        return orjson.loads(await request.body())
-    except orjson.JSONDecodeError:
+        return parse_json(await request.body())
+    except ValueError:  # not JSON, or too deep: a rule's body match sees no body
         return None
 
 

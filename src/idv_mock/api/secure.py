@@ -14,6 +14,7 @@ import orjson
 
 from idv_mock import crypto
 from idv_mock.backend import Project
+from idv_mock.jsondepth import too_deep
 
 
 class BadCiphertext(ValueError):
@@ -57,8 +58,8 @@ def decrypt_object(text: str, project: Project) -> dict[str, Any]:
         doc = orjson.loads(plain)
     except orjson.JSONDecodeError as exc:
         raise BadPlaintext("not JSON") from exc
-    if not isinstance(doc, dict):
-        raise BadPlaintext("not a JSON object")
+    if not isinstance(doc, dict) or too_deep(doc):
+        raise BadPlaintext("not a JSON object, or nested too deep")
     return doc
 
 

@@ -21,6 +21,9 @@ EVENT_NAMES = {
     "updated": "submission.updated",
     "delete": "submission.deleted",
     "aml": "submission.aml",
+    "created": "submission.created",
+    "retry": "submission.retry",
+    "token_expired": "token.expired",
 }
 DATA_KEYS = (
     "age_group",
@@ -120,3 +123,18 @@ def aml_event(sub: Submission) -> Event:
         },
     }
     return Event("aml", payload)
+
+
+def flow_event(trigger: str, sid: str, values: dict[str, Any]) -> Event:
+    """``created`` (the applicant reached the document step) or ``retry`` (a failed
+    recognition): the submission's id, reserved, and the link's values (gaps.md)."""
+    payload = {"webhook_trigger": trigger, "submission_id": sid}
+    payload.update({k: values.get(k, "") for k in ("userid", "email", "cf1", "cf2", "cf3")})
+    if "retry_count" in values:
+        payload["retry_count"] = values["retry_count"]
+    return Event(trigger, payload)
+
+
+def token_expired_event(payload: dict[str, Any]) -> Event:
+    """``token_expired``: ``token_id``, ``expired_condition``, ``expired_at``, ... (vendor)."""
+    return Event("token_expired", dict(payload))

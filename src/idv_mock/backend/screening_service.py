@@ -40,6 +40,7 @@ class ScreeningOperations:
     """Mixin: the AML and monitoring operations of ``Service``."""
 
     _lock: threading.RLock
+    changes: int
     clock: Clock
     factory: SubmissionFactory
 
@@ -65,6 +66,7 @@ class ScreeningOperations:
     def screen(self, project: Project, sid: str, threshold: int | None) -> dict[str, Any]:
         """POST /submission/aml: match, store the result in ``aml``, one report per match."""
         with self._lock:
+            self.changes += 1
             sub = self._live(project, sid)
             nationality = str((sub.get("data") or {}).get("nationality", ""))
             if nationality not in COUNTRIES:
@@ -117,6 +119,7 @@ class ScreeningOperations:
         if problems:
             raise InvalidInput("invalid watchlist entry", problems)
         with self._lock:
+            self.changes += 1
             project = self.project(project_id)
             if project.aml.entry(spec["entry_id"]) is not None:
                 raise Conflict(f"entry {spec['entry_id']} exists already")
@@ -154,6 +157,7 @@ class ScreeningOperations:
         if problems or {"created_at", "record_count", "records"} & set(spec):
             raise InvalidInput("invalid worklist", problems or ["created_at is read-only"])
         with self._lock:
+            self.changes += 1
             project = self.project(project_id)
             wid = spec.get("id") or self.fresh_uuid(project.monitoring.worklists)
             if wid in project.monitoring.worklists:
@@ -164,6 +168,7 @@ class ScreeningOperations:
 
     def set_worklist_active(self, project_id: str, wid: str, active: bool) -> dict[str, Any]:
         with self._lock:
+            self.changes += 1
             worklist = self.project(project_id).monitoring.get(wid)
             worklist.active = active
             return worklist.describe()
@@ -183,6 +188,7 @@ class ScreeningOperations:
     def monitor(self, project: Project, wid: str, sids: list[str], admin: str) -> dict[str, Any]:
         """Register submissions in an active worklist, each on its own (4.7)."""
         with self._lock:
+            self.changes += 1
             worklist = project.monitoring.accepting(wid)
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
@@ -258,6 +264,7 @@ class ScreeningOperations:
     ) -> list[str]:
         """Delete the records of this worklist among ``record_ids``; the ids not found."""
         with self._lock:
+            self.changes += 1
             worklist = project.monitoring.get(wid)
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)

@@ -19,6 +19,7 @@ import orjson
 from idv_mock import crypto, schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
 from idv_mock.backend.calls import CallOperations, JournalReader
+from idv_mock.backend.dashboard_ops import DashboardOperations
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -26,16 +27,19 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
+from idv_mock.backend.liveform_flow import FormState
+from idv_mock.backend.liveform_service import LiveformOperations
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
+from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
-from idv_mock.webhooks import WebhookDispatcher
+from idv_mock.jsondepth import MESSAGE, too_deep
+from idv_mock.webhooks import HostRule, WebhookDispatcher
 
 Submission = dict[str, Any]
-OUTCOMES = ("approved", "rejected")
 POST_SEED = 1_000_003  # the factory's seed offset for everything created after seeding
 
 
@@ -51,15 +55,24 @@ class ServiceConfig:
     webhook_backoff: tuple[float, ...] = (0.5, 1.0)  # pauses between the 3 attempts
     webhook_timeout: float = 5.0
     journal_size: int = 10_000  # API calls kept per project (oldest dropped)
+    # where webhooks may not go: the server's own port (when serving) and allowed exceptions
+    server_port: int | None = None
+    server_host: str = "127.0.0.1"
+    allowed_webhook_hosts: tuple[str, ...] = ()
 
 
-class Service(CallOperations, ScreeningOperations):
+class Service(CallOperations, ScreeningOperations, LiveformOperations, DashboardOperations):
     def __init__(self, config: ServiceConfig | None = None) -> None:
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()  # private: every read and change of state is a method
+        self.changes = 0  # bumped by every change of lasting state: saves skip an idle state
+        self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
         self.journal_reader: JournalReader | None = None  # set by the web layer that records
         self.factory = SubmissionFactory(self.config.random_seed)
-        self.webhooks = WebhookDispatcher(self.config.webhook_backoff, self.config.webhook_timeout)
+        self.forms = FormState()  # the hosted form's sessions, token uses and secrets
+        cfg = self.config
+        rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
+        self.webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
         self.clock = Clock(self.config.clock_mode)
         self.projects: dict[str, Project] = {}
         self._by_key: dict[str, Project] = {}
@@ -91,6 +104,7 @@ class Service(CallOperations, ScreeningOperations):
     def reset(self) -> None:
         """Back to the state right after start-up (seeded default project only)."""
         with self._lock:
+            self.changes += 1
             self._install(Clock.restore(self._start_clock), list(self._start.values()))
             self._project_starts = dict(self._start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
@@ -105,6 +119,7 @@ class Service(CallOperations, ScreeningOperations):
         if len({p.project_id for p in projects}) != len(projects):
             raise InvalidInput("two projects share a project_id")
         with self._lock:
+            self.changes += 1
             self._install(Clock.restore(state["clock"]), projects)
             self._project_starts = {p.project_id: p for p in projects}
 
@@ -115,6 +130,7 @@ class Service(CallOperations, ScreeningOperations):
         self.clock = clock
         self.projects = {p.project_id: p for p in projects}
         self._by_key = {p.api_key: p for p in projects}
+        self.forms.clear()
 
     def _configured(self, project: Project) -> Project:
         project.journal.size = self.config.journal_size
@@ -123,6 +139,7 @@ class Service(CallOperations, ScreeningOperations):
     def reset_project(self, project_id: str) -> Project:
         """One project back to its start (seeded, imported, or as created); others untouched."""
         with self._lock:
+            self.changes += 1
             old = self.project(project_id)
             with snapshots.no_gc():
                 fresh = self._configured(snapshots.clone(self._project_starts[project_id]))
@@ -130,7 +147,12 @@ class Service(CallOperations, ScreeningOperations):
             del self._by_key[old.api_key]
             self._by_key[fresh.api_key] = fresh
             self.webhooks.clear(project_id)
+            self.forms.clear(project_id)
             return fresh
+
+    def writes_refused(self) -> str | None:
+        """Why the web layer should refuse writes now (a failed state-file save), or None."""
+        return self.save_health.refusal()
 
     def close(self) -> None:
         """Stop webhook delivery threads (deliveries in flight are abandoned)."""
@@ -139,6 +161,7 @@ class Service(CallOperations, ScreeningOperations):
     # --- projects ---
     def create_project(self, spec: dict[str, Any]) -> Project:
         with self._lock:
+            self.changes += 1
             project = Project.from_input(spec, "")
             if project.project_id in self.projects:
                 raise Conflict(f"project {project.project_id} already exists")
@@ -153,6 +176,7 @@ class Service(CallOperations, ScreeningOperations):
     def update_project(self, project_id: str, changes: dict[str, Any]) -> Project:
         """Change a project's admins and options (options merge over the current ones)."""
         with self._lock:
+            self.changes += 1
             project = self.project(project_id)
             unknown = set(changes) - {"admins", "options"}
             if unknown:
@@ -216,70 +240,14 @@ class Service(CallOperations, ScreeningOperations):
                 self._fire(self.project(project_id), events.creation_events(sub, None, "omit"))
             return sub
 
-    def hosted_submission(
+    def _create_checked(
         self,
-        project_id: str,
-        token: str,
-        outcome: str,
-        overrides: dict[str, Any] | None = None,
+        project: Project,
+        overrides: dict[str, Any],
+        mirrored: dict[str, Any] | None = None,
     ) -> Submission:
-        """A submission as the hosted form creates it: from an encrypted token, maybe projected.
-
-        The token (a JSON object encrypted with the project's key) carries ``userid``,
-        ``email`` and ``projectionId`` or ``projectionName``; the policy's excluded fields are
-        fixed now, and ``submit`` then the ``outcome`` webhook are sent.
-        """
-        with self._lock:
-            project = self.project(project_id)
-            if outcome not in OUTCOMES:
-                raise InvalidInput("outcome must be approved or rejected")
-            claims = self._token_claims(project, token)
-            policy = self._token_policy(project, claims)
-            merged = deep_merge(overrides or {}, {"kyc": {"result": outcome}})
-            merged.update({k: claims[k] for k in ("userid", "email") if k in claims})
-            if policy is not None:
-                merged["projection"] = {
-                    "projectionId": policy.projection_id,
-                    "projectionName": policy.name,
-                }
-            sub = self._create_checked(project, merged)
-            hidden = None
-            if policy is not None:
-                hidden = project.projections.applied[sub["submission_id"]] = list(policy.fields)
-            style = str(project.options["projection_style"])
-            self._fire(project, events.creation_events(sub, hidden, style))
-            return sub
-
-    @staticmethod
-    def _token_claims(project: Project, token: str) -> dict[str, Any]:
-        derivation = str(project.options.get("key_derivation", "sha256"))
-        try:
-            claims = crypto.decrypt_object(token, project.api_key, derivation)
-        except crypto.CryptoError:
-            raise InvalidInput(
-                "the token does not decrypt to a JSON object with the project's key"
-            ) from None
-        for key in ("userid", "email", "projectionId", "projectionName"):
-            if key in claims and not isinstance(claims[key], str):
-                raise InvalidInput(f"token member {key} must be a string")
-        return claims
-
-    @staticmethod
-    def _token_policy(project: Project, claims: dict[str, Any]) -> Policy | None:
-        has_id, has_name = "projectionId" in claims, "projectionName" in claims
-        if has_id and has_name:
-            raise InvalidInput("projectionId and projectionName are mutually exclusive")
-        try:
-            if has_id:
-                return project.projections.get(claims["projectionId"])
-            if has_name:
-                return project.projections.by_name(claims["projectionName"])
-        except NotFound:
-            raise InvalidInput("the token names an unknown projection") from None
-        return None
-
-    def _create_checked(self, project: Project, overrides: dict[str, Any]) -> Submission:
         """Create from control-API input: checked first, and nothing changes on refusal."""
+        self.changes += 1
         problems = schemas.errors("submission_fields.json", overrides)
         if problems:
             raise InvalidInput("invalid submission", problems)
@@ -290,7 +258,9 @@ class Service(CallOperations, ScreeningOperations):
             raise Conflict(f"submission {sid} already exists")
         before = self.clock.current
         try:
-            return self._create(project, overrides, self.clock.now(), validate=True)
+            return self._create(
+                project, overrides, self.clock.now(), validate=True, mirrored=mirrored
+            )
         except InvalidInput:
             self.clock.current = before
             raise
@@ -359,6 +329,7 @@ class Service(CallOperations, ScreeningOperations):
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
         """Apply PATCH properties; checks values, then the admin, then the submission."""
         with self._lock:
+            self.changes += 1
             bad = edits.first_invalid(changes)
             if bad is not None:
                 raise InvalidProperty(bad)
@@ -393,6 +364,7 @@ class Service(CallOperations, ScreeningOperations):
     def delete(self, project: Project, sid: str, admin_name: str | None) -> Submission:
         """Delete a submission for good, keeping only what identifies no one (4.3)."""
         with self._lock:
+            self.changes += 1
             old = self._live(project, sid)
             new = views.retained(old)
             project.store.replace(new)
@@ -408,6 +380,7 @@ class Service(CallOperations, ScreeningOperations):
     ) -> Submission:
         """Delete parts of a submission (4.4); deleted checked parts end duplicate checks."""
         with self._lock:
+            self.changes += 1
             old = self._live(project, sid)
             new, ended = edits.remove_parts(old, parts, data_fields)
             project.store.replace(new)
@@ -440,6 +413,7 @@ class Service(CallOperations, ScreeningOperations):
         self, project: Project, name: str, mode: str, fields: list[str]
     ) -> Policy:
         with self._lock:
+            self.changes += 1
             project.projections.ensure_room(name)
             pid = self.fresh_uuid(project.projections.policies)
             policy = Policy(pid, name, mode, fields, iso(self.clock.now()))
@@ -451,6 +425,7 @@ class Service(CallOperations, ScreeningOperations):
 
     def delete_projection(self, project: Project, projection_id: str) -> Policy:
         with self._lock:
+            self.changes += 1
             return project.projections.delete(projection_id)
 
     def fresh_uuid(self, taken: Container[str]) -> str:
@@ -479,12 +454,20 @@ class Service(CallOperations, ScreeningOperations):
             }
             return orjson.dumps(doc)  # under the lock: the document shares live objects
 
-    def import_state(self, state: dict[str, Any], *, validate: bool = True) -> None:
-        """Replace the whole state; an invalid document changes nothing."""
+    def import_state(
+        self, state: dict[str, Any], *, validate: bool = True, give: bool = False
+    ) -> None:
+        """Replace the whole state; an invalid document changes nothing. ``validate=False``:
+        the caller checked it (depth and schema); ``give``: the caller hands ``state`` over
+        (no copy: a large state file loads in half the time)."""
+        if validate and too_deep(state):
+            raise InvalidInput("invalid state document", [MESSAGE])
         problems = schemas.errors("state.json", state) if validate else []
         if problems:
             raise InvalidInput("invalid state document", problems)
-        self._restore(orjson.loads(orjson.dumps(state)))  # own copy: callers keep theirs
+        with snapshots.no_gc():
+            own = state if give else snapshots.owned(state)  # callers keep theirs
+        self._restore(own)
 
 
 def _sendable(respond: Any) -> list[str]:

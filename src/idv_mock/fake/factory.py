@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import hashlib
 import itertools
 import string
 from collections.abc import Iterator
@@ -103,11 +104,34 @@ class SubmissionFactory(CheckParts):
         self._cum_weights = list(itertools.accumulate(w for _, w in LOCALES.values()))
         self._pools: dict[str, PooledLocale] | None = None
         self._pool_size = POOL_SIZE
+        self._epoch, self._generation, self._id_salt = 0, 0, 0
 
     def reseed(self, seed: int) -> None:
-        """Start the same sequence again as a new factory with ``seed`` would (cheaply)."""
+        """Start the same sequence again as a new factory with ``seed`` would (cheaply).
+
+        In an epoch (see :meth:`set_epoch`) each reseed (a reset) also moves the ids to a
+        sequence of their own, so ids handed out before the reset are not handed out again.
+        """
         self.rng.seed(seed)
         self.faker.seed_instance(seed)
+        if self._epoch:
+            self._generation += 1
+            self._id_salt = _id_salt(self._epoch, self._generation)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Mix ``epoch`` (a state file's start counter, 1 and up) into every id drawn from now.
+
+        The same draws (and so the same data) as without it, only each id XORed with 128
+        bits derived from the epoch: ids stay unique within a start, deterministic for a
+        seed and history, and no two starts of one state file share their sequence, even
+        when a crash lost the writes of the last one. Epoch 0 changes nothing.
+        """
+        self._epoch, self._generation = epoch, 0
+        self._id_salt = _id_salt(epoch, 0) if epoch else 0
+
+    def uuid(self) -> str:
+        h = f"{self.rng.getrandbits(128) ^ self._id_salt:032x}"  # Draws.uuid's draw when unsalted
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
 
     @contextlib.contextmanager
     def pooled(self, count: int) -> Iterator[None]:
@@ -329,6 +353,11 @@ class SubmissionFactory(CheckParts):
     def _additional(self) -> list[dict[str, str]]:
         job = self._locale("en_US").job()
         return [{"answer": "Occupation", "inputValue": job, "blockType": "text"}]
+
+
+def _id_salt(epoch: int, generation: int) -> int:
+    digest = hashlib.blake2b(f"idv-mock ids {epoch}.{generation}".encode(), digest_size=16)
+    return int.from_bytes(digest.digest(), "big")
 
 
 def _years_later(day: date, years: int) -> date:

@@ -77,7 +77,7 @@ class HttpControl:
         return response.json()
 
     def describe(self, pid: str) -> dict[str, Any] | None:
-        response = self.http.get(f"/__admin/projects/{pid}")
+        response = self.http.get(f"/__admin/projects/{pid}", params={"show_keys": "true"})
         found: dict[str, Any] | None = response.json() if response.status_code == 200 else None
         return found
 

@@ -1,0 +1,54 @@
+"""Refuse writes with 503 while the state file cannot be saved (Redis's
+``stop-writes-on-bgsave-error``): a write accepted then would be lost by the next crash
+while the client believes it kept.
+
+The one place the web layer asks the backend (``Service.writes_refused``). Installed on
+the ``/v3`` and ``/__admin`` routes; reads (``GET``, ``HEAD``, ``OPTIONS``) always pass, and
+so do the writes the state file does not keep: fault rules and clearing the request
+journal, which a tester may need while the disk is full.
+
+It also ends quietly a call whose client went away while sending its body (a slow body
+cut off by ``--request-timeout``, see ``api/timeouts.py``): there is no one to answer, and
+a traceback per slow client would only flood the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import orjson
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+NOT_SAVED = re.compile(r"^/__admin/projects/[^/]+/(faults(/[^/]+)?|requests)$")
+
+
+class WriteGuard:
+    """ASGI middleware: 503 ``{"message": ...}`` for a write while writes are refused."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        reason = _refusal(scope) if scope["type"] == "http" else None
+        if reason is None:
+            with contextlib.suppress(ClientDisconnect):  # nothing answered, nothing can be
+                await self.app(scope, receive, send)
+            return
+        body = orjson.dumps({"message": reason})
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode("latin-1")),
+            (b"retry-after", b"1"),
+        ]
+        await send({"type": "http.response.start", "status": 503, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _refusal(scope: Scope) -> str | None:
+    if scope["method"] not in WRITE_METHODS or NOT_SAVED.match(scope["path"]):
+        return None
+    reason: str | None = scope["app"].state.service.writes_refused()
+    return reason

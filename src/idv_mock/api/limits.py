@@ -1,0 +1,114 @@
+"""Size limits counted on what actually arrives, in front of everything else.
+
+A ``content-length`` check alone let a chunked body of any size through, and nothing
+capped headers (the probe of issue 14 sent 64 MiB chunked and 32 MiB of headers). Like
+nginx and Jetty, the mock counts: headers over ``MAX_HEADER_BYTES`` in all are answered
+431 at once; a body is read up to its path's limit (1 MiB for ``/v3`` and the pages,
+512 MiB for the control API, whose state import carries whole states) and no further.
+A body past its limit is not answered here: the scope is marked, the app sees the part
+read so far, and the call's own step (``preconditions``, ``admin_endpoint``) answers 413,
+so the refusal is journaled like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import orjson
+from starlette.types import Message, Receive, Scope, Send
+
+from idv_mock.api.exposure import Exposure
+from idv_mock.errors import GENERIC
+
+MAX_BODY = 1024 * 1024
+MAX_ADMIN_BODY = 512 * 1024 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+TOO_LARGE = "idv_mock.body_too_large"  # scope key: the body went past its limit
+
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def body_limit(path: str) -> int:
+    return MAX_ADMIN_BODY if path.startswith("/__admin") else MAX_BODY
+
+
+def headers_size(scope: Scope) -> int:
+    return sum(len(name) + len(value) for name, value in scope["headers"])
+
+
+def says_body(scope: Scope) -> bool:
+    """A non-zero ``content-length`` or any ``transfer-encoding``: a body may follow."""
+    for name, value in scope["headers"]:
+        if (name == b"content-length" and value != b"0") or name == b"transfer-encoding":
+            return True
+    return False
+
+
+async def guarded(
+    app: App, scope: Scope, receive: Receive, send: Send, exposure: Exposure | None = None
+) -> None:
+    """``app`` behind the header cap, the control API's exposure rule and the body count."""
+    if scope["type"] != "http":
+        await app(scope, receive, send)
+        return
+    if headers_size(scope) > MAX_HEADER_BYTES:
+        await _answer(send, "headers_too_large")
+        return
+    if exposure is not None and exposure.refuses(scope):
+        await _answer(send, "admin_token_required")
+        return
+    if not says_body(scope):
+        await app(scope, receive, send)
+        return
+    body, too_large = await _read(receive, body_limit(scope["path"]))
+    if too_large:
+        scope[TOO_LARGE] = True
+    await app(scope, _replay(body, receive), send)
+
+
+async def _read(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The body, read until its end or until it passes ``limit`` (then not all of it)."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(parts), False  # the client went away: the app will see it too
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return b"".join(parts), True
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts), False
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the read body once, then whatever the server sends next."""
+    given = False
+
+    async def replayed() -> Message:
+        nonlocal given
+        if given:
+            return await receive()
+        given = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replayed
+
+
+async def _answer(send: Send, code: str) -> None:
+    error = GENERIC.error(code)
+    status, content = error.status, orjson.dumps(error.body)
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(content)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})
+
+
+def too_large(scope: dict[str, Any] | Scope) -> bool:
+    return bool(scope.get(TOO_LARGE))

@@ -1,0 +1,182 @@
+"""The hosted form's flow: an applicant's session, its steps, and the form's own state.
+
+Consent, issuing country, ID type, document, selfie, the tester panel, done. A session
+skips the country step when the link fixes the country (``selectedIssuingCountry``, or
+one allowed country) and the ID type step with ``selectedIdType``. Pure rules: the service
+applies them under its lock, sends the webhooks and creates the submission.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from idv_mock.backend.liveform import Link, TokenUse
+
+STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")
+OUTCOMES = ("approved", "rejected", "pending")
+# rejection reasons offered by the tester panel: commentCode -> kyc.comment
+REASONS = {
+    "other": "Document image is unclear.",
+    "expired_id": "The ID document has expired.",
+    "face_mismatch": "The selfie does not match the ID photo.",
+    "underage": "The applicant is under the age limit.",
+    "too_many_retry": "Too many retries.",
+}
+# the document step's editable OCR fields (submission data keys)
+DOCUMENT_FIELDS = (
+    *("full_name", "first_name", "last_name", "date_of_birth", "gender"),
+    *("documentNumber", "identityNumber", "idcard_issueDate", "idcard_expireDate"),
+)
+DATE_FIELDS = ("date_of_birth", "idcard_issueDate", "idcard_expireDate")
+REQUIRED_FIELDS = ("full_name", "date_of_birth", "documentNumber")
+DUPLICATE_TEXT = "The user has already submitted a verification."  # rejectDuplicateUser=true
+MAX_SESSIONS = 1000  # oldest dropped: a long demo cannot grow the state without end
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class StepInputError(ValueError):
+    """A step's form input the page asks the applicant to correct (``field``: which one)."""
+
+    def __init__(self, field_name: str) -> None:
+        super().__init__(field_name)
+        self.field = field_name
+
+
+@dataclass(slots=True)
+class Session:
+    """One applicant's walk through the form, from the link to the completion page."""
+
+    session_id: str
+    link: Link
+    step: str = "consent"
+    country: str = ""
+    id_type: str = ""
+    submission_id: str = ""  # reserved when the document step starts (``created``)
+    document: dict[str, str] = field(default_factory=dict)
+    retries: int = 0
+    notice: str = ""  # ``retry`` after a failed recognition
+    kyc_status: str = ""
+
+    @property
+    def project_id(self) -> str:
+        return self.link.project_id
+
+    def returned(self) -> dict[str, str]:
+        """What the return URL gets: the link's values, the submission and its status."""
+        out = self.link.returned()
+        out.update(submissionId=self.submission_id, kycStatus=self.kyc_status)
+        return out
+
+
+def first_step(session: Session) -> None:
+    """Fix what the link fixes: the country, the ID type."""
+    link = session.link
+    countries = link.countries()
+    session.country = link.get("selectedIssuingCountry") or (
+        countries[0] if len(countries) == 1 else ""
+    )
+    session.id_type = link.get("selectedIdType")
+
+
+def after(session: Session, step: str) -> str:
+    """The step that follows ``step``, skipping what the link already decided."""
+    following = STEPS[STEPS.index(step) + 1]
+    if following == "country" and session.country:
+        return after(session, "country")
+    if following == "id_type" and session.id_type:
+        return after(session, "id_type")
+    return following
+
+
+def choose(value: str, allowed: list[str] | tuple[str, ...], name: str) -> str:
+    if value not in allowed:
+        raise StepInputError(name)
+    return value
+
+
+def edited_document(current: dict[str, str], form: dict[str, str]) -> dict[str, str]:
+    """The document fields as the applicant corrected them; a bad one is a ``StepInputError``."""
+    found = {k: form.get(k, current.get(k, "")).strip() for k in DOCUMENT_FIELDS}
+    for name in REQUIRED_FIELDS:
+        if not found[name]:
+            raise StepInputError(name)
+    for name in DATE_FIELDS:
+        if found[name] and not _is_date(found[name]):
+            raise StepInputError(name)
+    if found["gender"] not in ("male", "female"):
+        raise StepInputError("gender")
+    return found
+
+
+def _is_date(text: str) -> bool:
+    if not _DATE.fullmatch(text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def prefill(identity: dict[str, str]) -> dict[str, str]:
+    """The OCR fields the form shows for the sample document (Faker's identity)."""
+    return {k: identity.get(k, "") for k in DOCUMENT_FIELDS}
+
+
+def kyc_part(outcome: str, reason: str, retries: int) -> dict[str, Any]:
+    """The submission's ``kyc`` as the tester panel decided it."""
+    rejected = outcome == "rejected"
+    retry = [
+        {
+            "type": "step1",
+            "retryCnt": i,
+            "retryCode": "recognition_fail",
+            "retryMessage": "The ID card could not be recognised. Please try again.",
+        }
+        for i in range(1, retries + 1)
+    ]
+    return {
+        "result": outcome,
+        "comment": [REASONS[reason]] if rejected else [],
+        "commentCode": [reason] if rejected else [],
+        "retry": retry,
+    }
+
+
+def submission_overrides(session: Session) -> dict[str, Any]:
+    """What the applicant gave: identity from the document step, country and type."""
+    data = {k: v for k, v in session.document.items() if v and k in DOCUMENT_FIELDS}
+    data.update(idType=session.id_type, idcard_issuingCountry=session.country)
+    data.setdefault("nationality", session.country)
+    return {"data": data, "submission_id": session.submission_id}
+
+
+@dataclass(slots=True)
+class FormState:
+    """The form's state of the whole service: sessions, token uses, issued secrets."""
+
+    sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
+    tokens: dict[tuple[str, str], TokenUse] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)
+
+    def add(self, session: Session) -> None:
+        self.sessions[session.session_id] = session
+        while len(self.sessions) > MAX_SESSIONS:
+            self.sessions.popitem(last=False)
+
+    def clear(self, project_id: str | None = None) -> None:
+        """Forget everything (a reset), or one project's part (a project reset)."""
+        if project_id is None:
+            self.sessions.clear()
+            self.tokens.clear()
+            self.secrets.clear()
+            return
+        for sid in [s for s, v in self.sessions.items() if v.project_id == project_id]:
+            del self.sessions[sid]
+        for key in [k for k in self.tokens if k[0] == project_id]:
+            del self.tokens[key]
+        self.secrets.pop(project_id, None)

@@ -1,0 +1,336 @@
+"""The hosted form (Liveform) as operations of the service.
+
+Kept apart from ``service.py`` so each stays small; :class:`~idv_mock.backend.Service`
+inherits these methods and provides the lock, clock, factory and webhooks they use. The
+web form and the control API's ``hosted-submissions`` call share ``_hosted_create`` and the
+token rules, so a scenario that shortcuts the form gets what the form would have made.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets
+import threading
+import uuid
+from collections.abc import Callable, Container, Iterable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from idv_mock import crypto
+from idv_mock.backend import events, liveform, liveform_flow
+from idv_mock.backend.exceptions import InvalidInput, NotFound
+from idv_mock.backend.liveform import Link, Refused, TokenUse
+from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
+from idv_mock.backend.projections import Policy
+from idv_mock.backend.projects import Project
+from idv_mock.clock import Clock
+from idv_mock.fake.factory import SubmissionFactory, deep_merge
+
+Submission = dict[str, Any]
+TRUE = ("on", "true", "yes", "1")
+
+
+class LiveformOperations:
+    """Mixin: the hosted form's operations of ``Service``."""
+
+    _lock: threading.RLock
+    clock: Clock
+    factory: SubmissionFactory
+    forms: FormState
+    projects: dict[str, Project]
+
+    if TYPE_CHECKING:  # provided by Service
+
+        def project(self, project_id: str) -> Project: ...
+
+        def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
+
+        def fresh_uuid(self, taken: Container[str]) -> str: ...
+
+        def _create_checked(
+            self,
+            project: Project,
+            overrides: dict[str, Any],
+            mirrored: dict[str, Any] | None = None,
+        ) -> Submission: ...
+
+    # --- public operations ---
+    def issue_liveform_secret(self, project_id: str) -> str:
+        """A new secret key for the project's form links (the previous one stops working).
+
+        Returned once: nothing reads it back, as the vendor's console shows it once.
+        """
+        with self._lock:
+            self.project(project_id)
+            secret = secrets.token_urlsafe(24)
+            self.forms.secrets[project_id] = secret
+            return secret
+
+    def liveform_open(self, project_id: str, pairs: Iterable[tuple[str, str]]) -> Session:
+        """An applicant opens a link: read it, apply the token rules, start a session."""
+        with self._lock:
+            project = self._form_project(project_id)
+            link = self._read_link(project, pairs)
+            self._check_token(project, link)
+            self._form_policy(project, link)
+            self._first_use(project, link)  # only now: a refused link changes nothing
+            session = Session(uuid.uuid4().hex, link)
+            liveform_flow.first_step(session)
+            self.forms.add(session)
+            return copy.deepcopy(session)
+
+    def liveform_session(self, session_id: str) -> Session:
+        with self._lock:
+            return copy.deepcopy(self._session(session_id))
+
+    def liveform_return_url(self, project_id: str, values: dict[str, str]) -> str | None:
+        """Where the form sends the applicant back (option ``return_url``), or None."""
+        with self._lock:
+            project = self.projects.get(project_id)
+            url = None if project is None else project.options.get("return_url")
+        return liveform.with_query(str(url), values) if url else None
+
+    def liveform_choices(self, session_id: str) -> dict[str, list[str]]:
+        """What the country and ID type steps offer the session's applicant."""
+        with self._lock:
+            session = self._session(session_id)
+            project = self._form_project(session.project_id)
+            return {
+                "countries": offered_countries(project, session.link),
+                "id_types": list(project.options["policy_acceptedID"]),
+            }
+
+    def liveform_step(self, session_id: str, step: str, form: dict[str, str]) -> Session:
+        """The applicant sends a step's form; a step that is not the current one is ignored.
+
+        Raises ``StepInputError`` for input the page asks to correct (nothing changes) and
+        ``Refused`` when the token expired before the form completed.
+        """
+        with self._lock:
+            session = self._session(session_id)
+            if session.step == step and step in self._STEP_HANDLERS:
+                project = self._form_project(session.project_id)
+                self._STEP_HANDLERS[step](self, project, session, form)
+            return copy.deepcopy(session)
+
+    def hosted_submission(
+        self,
+        project_id: str,
+        token: str,
+        outcome: str,
+        overrides: dict[str, Any] | None = None,
+    ) -> Submission:
+        """The control API's shortcut of the form: ``token`` is the link's ``encrypted``
+        value; the same link, token and projection rules, then the same creation."""
+        with self._lock:
+            project = self.project(project_id)
+            if outcome not in liveform_flow.OUTCOMES:
+                raise InvalidInput("outcome must be approved, rejected or pending")
+            link = self._read_link(project, [("encrypted", token)])
+            self._check_token(project, link)
+            return self._hosted_create(project, link, outcome, overrides or {})
+
+    # --- the link ---
+    def _form_project(self, project_id: str) -> Project:
+        try:
+            return self.project(project_id)
+        except NotFound:
+            raise Refused("unknown-project") from None
+
+    def _read_link(self, project: Project, pairs: Iterable[tuple[str, str]]) -> Link:
+        only = bool(project.options.get("liveform_encrypted_only"))
+        now = datetime.now(timezone.utc)  # startValidUntil is a real instant (README)
+        decrypt = self._decryptor(project)
+        return liveform.read_link(project.project_id, pairs, decrypt, encrypted_only=only, now=now)
+
+    def _decryptor(self, project: Project) -> Callable[[str], Any]:
+        options = project.options
+        key, derivation = project.api_key, str(options.get("key_derivation", "sha256"))
+        if options.get("liveform_key") == "secret":
+            found = self.forms.secrets.get(project.project_id)
+            key, derivation = found or "", "sha256"
+        gcm = options.get("liveform_cipher") == "gcm"
+
+        def decrypt(text: str) -> Any:
+            if not key:
+                raise Refused("no-secret")
+            return (crypto.decrypt_gcm if gcm else crypto.decrypt)(text, key, derivation)
+
+        return decrypt
+
+    def _form_policy(self, project: Project, link: Link) -> Policy | None:
+        """The projection the link names; an unknown one refuses the link."""
+        try:
+            if "projectionId" in link.values:
+                return project.projections.get(link.values["projectionId"])
+            if "projectionName" in link.values:
+                return project.projections.by_name(link.values["projectionName"])
+        except NotFound:
+            raise Refused("unknown-projection", known=link.returned()) from None
+        return None
+
+    # --- tokens ---
+    def _check_token(self, project: Project, link: Link) -> None:
+        """Private mode needs a token; an expired or used one is TK-10001 (time wins)."""
+        token = link.get("token")
+        if not token:
+            if project.options.get("liveform_private_mode"):
+                raise Refused("token-required", known=link.returned())
+            return
+        key = (project.project_id, token)
+        use = self.forms.tokens.get(key)
+        condition = liveform.token_expiry(use, self.clock.peek())
+        if use is not None and condition is not None:
+            self._token_expired(project, token, use, condition)
+            raise Refused("expired-token", known=link.returned())
+
+    def _first_use(self, project: Project, link: Link) -> None:
+        """The token's clock starts when its link is first opened."""
+        token = link.get("token")
+        if token and (project.project_id, token) not in self.forms.tokens:
+            self.forms.tokens[(project.project_id, token)] = TokenUse(self.clock.now())
+
+    def _token_expired(self, project: Project, token: str, use: TokenUse, condition: str) -> None:
+        if use.expiry_sent or not project.options.get("token_expiry_webhook"):
+            return
+        use.expiry_sent = True
+        payload = liveform.expiry_payload(token, use, condition, self.clock.peek())
+        self._fire(project, [events.token_expired_event(payload)])
+
+    # --- the flow's steps ---
+    def _consent(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        if form.get("agree", "").lower() not in TRUE:
+            raise StepInputError("agree")
+        self._advance(project, session, "consent")
+
+    def _country(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        offered = offered_countries(project, session.link)
+        session.country = liveform_flow.choose(form.get("country", ""), offered, "country")
+        self._advance(project, session, "country")
+
+    def _id_type(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        accepted = list(project.options["policy_acceptedID"])
+        session.id_type = liveform_flow.choose(form.get("id_type", ""), accepted, "id_type")
+        self._advance(project, session, "id_type")
+
+    def _document(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        session.document = liveform_flow.edited_document(session.document, form)
+        session.notice = ""
+        self._advance(project, session, "document")
+
+    def _selfie(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        self._advance(project, session, "selfie")
+
+    def _tester(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        outcome = liveform_flow.choose(form.get("outcome", ""), liveform_flow.OUTCOMES, "outcome")
+        reason = liveform_flow.choose(
+            form.get("reason") or "other", list(liveform_flow.REASONS), "reason"
+        )
+        if form.get("fail_once", "").lower() in TRUE:
+            session.retries += 1
+            session.step, session.notice = "document", "retry"
+            values = {**session.link.returned(), "retry_count": session.retries}
+            self._fire(project, [events.flow_event("retry", session.submission_id, values)])
+            return
+        self._check_token(project, session.link)
+        overrides = liveform_flow.submission_overrides(session)
+        overrides["kyc"] = liveform_flow.kyc_part(outcome, reason, session.retries)
+        sub = self._hosted_create(project, session.link, outcome, overrides)
+        session.kyc_status = str(sub["kyc"]["result"])
+        session.step = "done"
+
+    _STEP_HANDLERS: ClassVar[
+        dict[str, Callable[[LiveformOperations, Project, Session, dict[str, str]], None]]
+    ] = {
+        "consent": _consent,
+        "country": _country,
+        "id_type": _id_type,
+        "document": _document,
+        "selfie": _selfie,
+        "tester": _tester,
+    }
+
+    def _advance(self, project: Project, session: Session, step: str) -> None:
+        session.step = liveform_flow.after(session, step)
+        if session.step == "document" and not session.submission_id:
+            self._start_document(project, session)
+
+    def _start_document(self, project: Project, session: Session) -> None:
+        """Reserve the submission's id, fill the sample document, send ``created``."""
+        reserved = {s.submission_id for s in self.forms.sessions.values()}
+        session.submission_id = self.fresh_uuid(_Either(project.store.blobs, reserved))
+        identity = self.factory.identity(self.clock.now(), {"nationality": session.country})
+        session.document = liveform_flow.prefill(identity)
+        values = session.link.returned()
+        self._fire(project, [events.flow_event("created", session.submission_id, values)])
+
+    def _session(self, session_id: str) -> Session:
+        found = self.forms.sessions.get(session_id)
+        if found is None:
+            raise Refused("session")
+        return found
+
+    # --- the creation both paths share ---
+    def _hosted_create(
+        self, project: Project, link: Link, outcome: str, overrides: dict[str, Any]
+    ) -> Submission:
+        """The submission the form completes: link metadata, policy switches, projection,
+        token; then ``submit`` and the result are sent."""
+        policy = self._form_policy(project, link)
+        outcome, overrides = _duplicate_rule(project, link, outcome, overrides)
+        merged = deep_merge(overrides, {"kyc": {"result": outcome}})
+        merged.update({k: link.values[k] for k in ("userid", "email") if k in link.values})
+        cf = {k: link.values[k] for k in ("cf1", "cf2", "cf3") if k in link.values}
+        if cf:
+            merged["data"] = {**(merged.get("data") or {}), **cf}
+        token = link.get("token")
+        if token:
+            merged["tokenId"] = token
+        if policy is not None:
+            merged["projection"] = {
+                "projectionId": policy.projection_id,
+                "projectionName": policy.name,
+            }
+        mirrored = liveform.policies(project.project_options(), link)
+        sub = self._create_checked(project, merged, mirrored=mirrored)
+        if token:
+            use = self.forms.tokens.setdefault(
+                (project.project_id, token), TokenUse(self.clock.peek())
+            )
+            use.submission_id = sub["submission_id"]
+        hidden = None
+        if policy is not None:
+            hidden = project.projections.applied[sub["submission_id"]] = list(policy.fields)
+        style = str(project.options["projection_style"])
+        self._fire(project, events.creation_events(sub, hidden, style))
+        return sub
+
+
+class _Either:
+    """Taken in either collection (the store's ids, ids reserved by open sessions)."""
+
+    def __init__(self, *parts: Container[str]) -> None:
+        self.parts = parts
+
+    def __contains__(self, item: object) -> bool:
+        return any(item in part for part in self.parts)
+
+
+def offered_countries(project: Project, link: Link) -> list[str]:
+    """The link's countries less the project's blacklist (unless the link turns it off)."""
+    countries = link.countries()
+    if link.get("blacklistCountries") == "false":
+        return countries
+    blocked = set(project.options.get("policy_blacklistCountries") or [])
+    return [c for c in countries if c not in blocked]
+
+
+def _duplicate_rule(
+    project: Project, link: Link, outcome: str, overrides: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """``rejectDuplicateUser=true``: a user id the project already has is rejected."""
+    userid = link.get("userid")
+    if link.get("rejectDuplicateUser") != "true" or not project.store.by_user.get(userid):
+        return outcome, overrides
+    kyc = {"comment": [liveform_flow.DUPLICATE_TEXT], "commentCode": ["duplicate_user"]}
+    return "rejected", deep_merge(overrides, {"kyc": kyc})

@@ -1,0 +1,38 @@
+"""Rendering shared by every page: the Jinja2 environment, the static files, the layout.
+
+One ``templates/base.html`` and one ``static/idv.css`` serve the hosted form and whatever
+other pages join ``web/`` later, so they look like one product.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from idv_mock.api.http import service_of
+from idv_mock.backend import Service
+from idv_mock.web import i18n
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=HERE / "templates")
+templates.env.globals.update(id_type_name=i18n.id_type_name, country_name=i18n.country_name)
+STATIC = Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static")
+
+
+def render(
+    request: Request, name: str, lang: str, context: dict[str, Any], status: int = 200
+) -> Response:
+    """A page in ``lang`` (``t`` holds its words); never cached, as each page is a state."""
+    page = {"lang": lang, "t": i18n.labels(lang), **context}
+    headers = {"Cache-Control": "no-store"}
+    return templates.TemplateResponse(request, name, page, status_code=status, headers=headers)
+
+
+def service(request: Request) -> Service:
+    return service_of(request)

@@ -1,0 +1,1 @@
+"""Browser tests of the hosted form (a package: its conftest then shadows no other)."""

@@ -1,0 +1,294 @@
+"""The dashboard (``/__admin/ui/``) in-process: what a person sees on each page and what a
+form changes, checked through the API and the control API a client would use."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from idv_mock import Service, ServiceConfig
+from idv_mock.api.app import create_app
+from idv_mock.transport import ASGITransport, InProcessClient
+
+UI = "/__admin/ui"
+KEY = "mock-api-key"
+ADMIN = "admin@example.com"
+ROW = re.compile(r'data-testid="row-([^"]+)"')
+NEXT = re.compile(r'href="([^"]+)" data-testid="next-page"')
+
+
+def client_of(service: Service, **app_options: Any) -> httpx.Client:
+    app = create_app(service, **app_options)
+    return InProcessClient(transport=ASGITransport(app), base_url="http://testserver")
+
+
+@pytest.fixture
+def service() -> Iterator[Service]:
+    found = Service(ServiceConfig(seed_count=50, webhook_backoff=(0.01, 0.01)))
+    yield found
+    found.close()
+
+
+@pytest.fixture
+def ui(service: Service) -> Iterator[httpx.Client]:
+    with client_of(service) as client:
+        yield client
+
+
+def ui_pages(ui: httpx.Client, url: str) -> list[list[str]]:
+    """Every page of the submissions list from ``url``, following "Next page"."""
+    pages = []
+    while url:
+        response = ui.get(url)
+        assert response.status_code == 200, response.text
+        pages.append(ROW.findall(response.text))
+        found = NEXT.search(response.text)
+        url = found.group(1).replace("&amp;", "&") if found else ""
+    return pages
+
+
+def api_pages(ui: httpx.Client, **query: str) -> list[list[str]]:
+    pages, params = [], dict(query)
+    while True:
+        body = ui.get("/v3/submission", params=params, headers={"x-api-key": KEY}).json()
+        pages.append([item["submission_id"] for item in body["Items"]])
+        key = body.get("nextpageKey")
+        if key is None:
+            return pages
+        params.update(nextpage_id=key["id"], nextpage_date=key["created_at"])
+
+
+def test_every_seeded_submission_has_a_page_that_shows_it(ui: httpx.Client) -> None:
+    ids = [sid for page in ui_pages(ui, f"{UI}/submissions") for sid in page]
+    assert len(ids) == len(set(ids)) == 50
+    for sid in ids:
+        response = ui.get(f"{UI}/submissions/{sid}")
+        assert response.status_code == 200, sid
+        assert f'data-testid="submission-id">{sid}<' in response.text
+        assert 'data-testid="raw-stored"' in response.text
+
+
+def test_pages_are_the_apis_pages(ui: httpx.Client) -> None:
+    assert ui_pages(ui, f"{UI}/submissions?count=7") == api_pages(ui, count="7")
+    email = ui.get("/v3/submission", headers={"x-api-key": KEY}).json()["Items"][0]["email"]
+    assert ui_pages(ui, f"{UI}/submissions?email={email}") == api_pages(ui, email=email)
+
+
+def test_kyc_and_deleted_filters_narrow_the_page(ui: httpx.Client, service: Service) -> None:
+    first = ui.get("/v3/submission", headers={"x-api-key": KEY}).json()["Items"][0]
+    project = service.project("default")
+    service.delete(project, first["submission_id"], None)
+    only = ROW.findall(ui.get(f"{UI}/submissions?deleted=only").text)
+    assert only == [first["submission_id"]]
+    approved = ROW.findall(ui.get(f"{UI}/submissions?kyc=approved").text)
+    for sid in approved:
+        assert service.stored_submission("default", sid)["kyc"]["result"] == "approved"
+    assert ui.get(f"{UI}/submissions/{first['submission_id']}").status_code == 200
+    assert ui.get(f"{UI}/submissions?kyc=maybe").status_code == 400
+    bad_date = ui.get(f"{UI}/submissions?start_date=2025-13-40")
+    assert bad_date.status_code == 400 and "the API refuses this query" in bad_date.text
+
+
+def test_review_is_an_administrators_patch(ui: httpx.Client, service: Service) -> None:
+    service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
+    sid = ui.get("/v3/submission", headers={"x-api-key": KEY}).json()["Items"][0]["submission_id"]
+    form = {"action": "reject", "admin": ADMIN, "reason": "document expired"}
+    response = ui.post(f"{UI}/submissions/{sid}/review", data=form)
+    assert response.status_code == 303
+    page = ui.get(response.headers["location"])
+    assert "kycStatus set to rejected" in page.text
+    stored = service.stored_submission("default", sid)
+    assert stored["kyc"]["result"] == "rejected"
+    assert stored["memo"]["text"] == "rejected: document expired"
+    assert stored["updateHistory"]["updateAdmin"] == ADMIN
+    updated = [d for d in service.deliveries("default") if d["event"] == "submission.updated"]
+    assert updated and updated[-1]["payload"]["submission_id"] == sid
+    stranger = ui.post(f"{UI}/submissions/{sid}/review", data={**form, "admin": "x@y.z"})
+    assert stranger.status_code == 400
+    assert ui.post(f"{UI}/submissions/{sid}/review", data={"action": "x"}).status_code == 400
+    assert ui.post(f"{UI}/submissions/nope/review", data=form).status_code == 404
+
+
+def test_detail_shows_aml_matches_with_reports_and_monitoring(
+    ui: httpx.Client, service: Service
+) -> None:
+    entry = {"entry_id": "dash-1", "list": "sanctions", "name": "Dana Dashboard"}
+    added = ui.post(f"{UI}/watchlist", data={**entry, "nationality": "KOR"})
+    assert added.status_code == 303
+    sub = service.watchlist_submission("default", "dash-1")
+    sid = sub["submission_id"]
+    service.screen(service.project("default"), sid, 80)
+    page = ui.get(f"{UI}/submissions/{sid}").text
+    reports = re.findall(r'href="(/__admin/ui/reports/[^"]+)" data-testid="report-link"', page)
+    assert reports
+    pdf = ui.get(reports[0])
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
+    service.edit(service.project("default"), sid, ADMIN, {"kycStatus": "approved"})
+    ui.post(f"{UI}/worklists", data={"name": "watch", "id": "wl-1", "active": "on"})
+    service.monitor(service.project("default"), "wl-1", [sid], ADMIN)
+    assert "<strong>watch</strong>" in ui.get(f"{UI}/submissions/{sid}").text
+    assert ui.get(f"{UI}/reports/nope").status_code == 404
+
+
+def test_a_fault_rule_added_in_the_form_fails_the_next_call(ui: httpx.Client) -> None:
+    form = {"method": "GET", "path": "/v3/submission", "kind": "respond", "value": "503"}
+    assert ui.post(f"{UI}/faults", data=form).status_code == 303
+    assert ui.get("/v3/submission", headers={"x-api-key": KEY}).status_code == 503
+    page = ui.get(f"{UI}/faults").text
+    fault_id = re.findall(r'data-testid="fault-row" data-id="([^"]+)"', page)
+    assert len(fault_id) == 1
+    gone = ui.post(f"{UI}/faults/{fault_id[0]}/delete")
+    assert gone.status_code == 303
+    assert ui.get("/v3/submission", headers={"x-api-key": KEY}).status_code == 200
+
+
+def test_a_fault_rule_is_checked_as_the_control_api_checks_it(ui: httpx.Client) -> None:
+    unknown = {"spec": '{"match": {"path": "/v3/projection"}, "error": "no such error"}'}
+    refused = ui.post(f"{UI}/faults", data=unknown)
+    assert refused.status_code == 400 and "has no error" in refused.text
+    assert ui.post(f"{UI}/faults", data={"spec": "[1"}).status_code == 400
+    assert ui.post(f"{UI}/faults", data={"spec": '{"match": {}}'}).status_code == 400
+    assert ui.post(f"{UI}/faults", data={"kind": "respond", "value": "x"}).status_code == 400
+    assert ui.post(f"{UI}/faults/nope/delete").status_code == 404
+
+
+def test_projections_watchlist_and_worklists_are_created_and_deleted(
+    ui: httpx.Client, service: Service
+) -> None:
+    made = ui.post(f"{UI}/projections", data={"name": "no_dob", "field-date_of_birth": "on"})
+    assert made.status_code == 303
+    policy = service.projections(service.project("default"))[0]
+    assert policy["fields"] == ["date_of_birth"]
+    assert ui.post(f"{UI}/projections", data={"name": "Bad Name"}).status_code == 400
+    assert ui.post(f"{UI}/projections", data={"name": "no_dob"}).status_code == 409
+    assert ui.post(f"{UI}/projections/{policy['projection_id']}/delete").status_code == 303
+    assert service.projections(service.project("default")) == []
+
+    entry = {"entry_id": "w-1", "list": "pep", "name": "Wanda List", "nationality": "USA"}
+    assert ui.post(f"{UI}/watchlist", data=entry).status_code == 303
+    assert "Wanda List" in ui.get(f"{UI}/watchlist").text
+    assert ui.post(f"{UI}/watchlist", data=entry).status_code == 409
+    assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 303
+    assert service.own_watchlist("default") == []
+    assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 404
+
+    assert ui.post(f"{UI}/worklists", data={"name": "daily", "id": "d-1"}).status_code == 303
+    assert service.worklists("default")[0]["active"] is False  # the box was not ticked
+    assert ui.post(f"{UI}/worklists/d-1/activate").status_code == 303
+    assert service.worklists("default")[0]["active"] is True
+    assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 303
+    assert service.worklists("default") == []
+    assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 404
+    assert ui.post(f"{UI}/worklists/d-1/explode").status_code == 404
+
+
+def test_journal_shows_calls_filters_and_hints(ui: httpx.Client, service: Service) -> None:
+    ui.get("/v3/submission", params={"count": "2"}, headers={"x-api-key": KEY})
+    ui.patch("/v3/submission", json={"bogus": 1}, headers={"x-api-key": KEY})
+    ui.get("/v3/submission/abc", headers={"x-api-key": KEY})  # a near miss: hinted
+    page = ui.get(f"{UI}/journal").text
+    assert "GET /v3/submission?count=2" in page and "PATCH /v3/submission" in page
+    hints = re.findall(r'data-testid="call-hint">([^<]*)<', page)
+    assert len(hints) == 1 and "submission_id=abc" in hints[0]
+    only_4xx = ui.get(f"{UI}/journal", params={"status": "4xx"}).text
+    assert "GET /v3/submission?count=2" not in only_4xx and "PATCH /v3/submission" in only_4xx
+    patches = ui.get(f"{UI}/journal", params={"method": "PATCH"}).text
+    assert "count=2" not in patches
+    assert "/v3/submission/abc" in ui.get(f"{UI}/journal", params={"path": "/v3/sub"}).text
+    assert ui.get(f"{UI}/journal", params={"status": "abc"}).status_code == 400
+    assert ui.get(f"{UI}/journal", params={"method": "BREW"}).status_code == 400
+
+
+def test_a_delivery_is_sent_again(ui: httpx.Client, service: Service) -> None:
+    service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
+    service.create_submission("default", {}, fire_webhooks=True)
+    first = service.deliveries("default")[0]
+    response = ui.post(f"{UI}/webhooks/{first['id']}/resend")
+    assert response.status_code == 303
+    again = service.deliveries("default")[-1]
+    assert again["id"] != first["id"] and again["payload"] == first["payload"]
+    assert first["id"] in ui.get(f"{UI}/webhooks").text
+    assert ui.post(f"{UI}/webhooks/wh-999/resend").status_code == 404
+
+
+def test_projects_page_masks_keys_switches_and_resets(ui: httpx.Client, service: Service) -> None:
+    service.create_project({"project_id": "other", "api_key": "other-secret-key"})
+    page = ui.get(f"{UI}/").text
+    assert "other-secret-key" not in page and "othe****" in page
+    switched = ui.post(f"{UI}/project", data={"project": "other", "back": "/submissions"})
+    assert switched.status_code == 303
+    assert switched.headers["location"].startswith(f"{UI}/submissions")
+    assert "0 shown of 0" in ui.get(f"{UI}/submissions").text  # the cookie keeps "other"
+    assert ui.post(f"{UI}/project", data={"project": "nope"}).status_code == 404
+    service.create_submission("default", {})
+    assert ui.post(f"{UI}/projects/default/reset").status_code == 303
+    assert service.submission_counts()["default"] == 50
+    assert ui.get(f"{UI}/submissions", params={"project": "nope"}).status_code == 404
+
+
+def test_scenarios_run_against_the_current_state(service: Service) -> None:
+    from idv_mock import scenarios
+
+    with client_of(service) as ui:
+        assert 'data-testid="no-runner"' in ui.get(f"{UI}/scenarios").text
+        assert ui.post(f"{UI}/scenarios", data={"name": "admin-edit"}).status_code == 409
+        ui._transport.app.state.scenarios = scenarios  # type: ignore[attr-defined]
+        response = ui.post(f"{UI}/scenarios", data={"name": "admin-edit", "reset": "on"})
+        assert response.status_code == 303
+        page = ui.get(response.headers["location"]).text
+        assert "admin-edit: <span" in page and "PASS" in page and "FAIL" not in page
+        assert ui.post(f"{UI}/scenarios", data={"name": "nope"}).status_code == 404
+
+
+def test_the_ui_is_behind_the_admin_token_when_exposed(service: Service) -> None:
+    with client_of(service, admin_token="T", exposed=True) as ui:
+        assert ui.get(f"{UI}/").status_code == 403
+        assert ui.get(f"{UI}/submissions").status_code == 403
+        assert ui.get(f"{UI}/pulse").status_code == 403
+        assert ui.post(f"{UI}/projects/default/reset").status_code == 403
+        assert ui.get(f"{UI}/login").status_code == 200
+        wrong = ui.post(f"{UI}/login", data={"token": "nope"})
+        assert wrong.headers["location"].endswith("wrong=1")
+        assert ui.get(f"{UI}/").status_code == 403
+        login = ui.post(f"{UI}/login", data={"token": "T"})
+        assert login.status_code == 303
+        cookie = login.headers["set-cookie"]
+        assert "idv_mock_admin_token=T" in cookie and "HttpOnly" in cookie
+        assert "SameSite=strict" in cookie and "Path=/__admin" in cookie
+        assert ui.get(f"{UI}/").status_code == 200
+        assert ui.get(f"{UI}/submissions").status_code == 200
+    with client_of(service, admin_token="T", exposed=True) as fresh:
+        header = {"x-idv-mock-admin-token": "T"}
+        assert fresh.get(f"{UI}/journal", headers=header).status_code == 200
+
+
+def test_detail_shows_the_projection_and_what_the_api_leaves_out(
+    ui: httpx.Client, service: Service
+) -> None:
+    from idv_mock import crypto
+
+    project = service.project("default")
+    policy = service.create_projection(project, "hide", "exclude", ["full_name", "gender"])
+    claims = {"userid": "u-proj", "email": "p@example.com", "projectionId": policy.projection_id}
+    sub = service.hosted_submission("default", crypto.encrypt(claims, KEY), "approved")
+    page = ui.get(f"{UI}/submissions/{sub['submission_id']}").text
+    assert 'data-testid="hidden-fields">full_name, gender<' in page
+    raw = re.search(r'data-testid="raw-returned">(.*?)</pre>', page, re.S)
+    assert raw is not None and "&#34;gender&#34;" not in raw.group(1)
+    stored = re.search(r'data-testid="raw-stored">(.*?)</pre>', page, re.S)
+    assert stored is not None and "&#34;gender&#34;" in stored.group(1)
+
+
+def test_a_secure_projects_pages_show_plaintext(ui: httpx.Client, service: Service) -> None:
+    spec = {"project_id": "sec", "api_key": "secure-key", "options": {"secure_transfer": True}}
+    service.create_project(spec)
+    sid = service.create_submission("sec", {"userid": "u-sec"})["submission_id"]
+    listing = ui.get(f"{UI}/submissions", params={"project": "sec", "userid": "u-sec"})
+    assert ROW.findall(listing.text) == [sid]
+    detail = ui.get(f"{UI}/submissions/{sid}", params={"project": "sec"})
+    assert detail.status_code == 200 and "u-sec" in detail.text
+    assert ROW.findall(ui.get(f"{UI}/submissions").text) == [sid]  # links stay in "sec"
