@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from pytest_idv_mock.fixtures import serve_in_thread
 from starlette.testclient import TestClient
 
 from conformance import check_response
@@ -57,33 +56,24 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """uvicorn in a background thread on a free port, stopped on exit."""
+    """uvicorn in a background thread on a free port, stopped on exit: the plugin's own
+    ``serve_in_thread`` (port 0, the bound port read back), so the two cannot drift."""
 
     def __init__(self, service: Service) -> None:
         self.service = service
-        self.port = free_port()
-        config = uvicorn.Config(
-            create_app(service), host="127.0.0.1", port=self.port, log_level="error"
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self._serving = serve_in_thread(create_app(service))
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v3"
 
     def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not start")
-            time.sleep(0.01)
+        running = self._serving.__enter__()
+        self.port, self.server = running.port, running.server
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        self._serving.__exit__(None, None, None)
 
 
 @pytest.fixture

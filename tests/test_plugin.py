@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
+
+# pytest-asyncio (installed for the strict-mode test) warns in every run without this
+INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+
+@pytest.fixture(autouse=True)
+def quiet_asyncio(pytester: pytest.Pytester) -> None:
+    pytester.makeini(INI)
+
 
 USES_EVERY_FIXTURE = """
 import httpx, pytest
@@ -54,7 +65,7 @@ def test_receiver(idv_service, idv_client, idv_webhook_receiver):
 
 
 def test_every_fixture_works_in_a_fresh_project(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nidv_mock_seed_count = 7\n")
+    pytester.makeini(f"{INI}idv_mock_seed_count = 7\n")
     pytester.makepyfile(test_fixtures=USES_EVERY_FIXTURE)
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=7)
@@ -119,3 +130,137 @@ def test_the_same_random_seed_gives_the_same_data(pytester: pytest.Pytester) -> 
 def test_marker_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines(["*idv_scenario(name_or_path)*"])
+
+
+CONFIGURED = """
+import httpx, pytest
+
+@pytest.fixture(scope="session")
+def idv_service_config():
+    from idv_mock import ServiceConfig
+    return ServiceConfig(seed_count=3, random_seed=5)
+
+def test_config_fixture(idv_service):
+    assert len(idv_service.project("default").store) == 3
+
+@pytest.mark.idv_mock(seed_count=4, options={"secure_transfer": True})
+def test_marker_gives_its_own_service_and_server(idv_service, idv_server):
+    assert len(idv_service.project("default").store) == 4
+    assert idv_service.project("default").options["secure_transfer"] is True
+    r = httpx.get(idv_server.base_url + "/submission", headers={"x-api-key": idv_server.api_key})
+    assert r.json() == {"errorCode": "missing_data", "message": "Required input data is missing"}
+
+@pytest.mark.idv_mock(options={"aml_threshold": 55})
+def test_marker_options_only(idv_service):
+    assert len(idv_service.project("default").store) == 3
+    assert idv_service.project("default").options["aml_threshold"] == 55
+
+def test_unmarked_again(idv_service, idv_server):
+    assert idv_service.project("default").options["aml_threshold"] != 55
+    r = httpx.get(idv_server.base_url + "/submission", headers={"x-api-key": idv_server.api_key})
+    assert len(r.json()["Items"]) == 3
+
+@pytest.mark.idv_scenario("monitoring-batch")
+def test_scenario_by_builtin_name(idv_service):
+    assert "acme" in {p["project_id"] for p in idv_service.describe_projects()}
+"""
+
+
+def test_configured_like_the_anchors(pytester: pytest.Pytester) -> None:
+    """``idv_service_config`` overridden in a conftest-like place, the ``idv_mock`` marker
+    for one test (a service and server of its own with a seed count), then back."""
+    pytester.makepyfile(test_configured=CONFIGURED)
+    pytester.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=5)
+
+
+ASYNC_UNDER = {
+    "pytest_asyncio": """
+import sys
+
+import pytest
+
+@pytest.mark.asyncio
+async def test_read(idv_async_client):
+    r = await idv_async_client.get("/submission", params={"count": "1"})
+    assert r.status_code == 200
+""",
+    "anyio": """
+import sys
+
+import pytest
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+@pytest.mark.anyio
+async def test_read(idv_async_client):
+    r = await idv_async_client.get("/submission", params={"count": "1"})
+    assert r.status_code == 200
+""",
+}
+
+
+@pytest.mark.parametrize("runner", sorted(ASYNC_UNDER))
+def test_async_client_under_each_async_plugin(pytester: pytest.Pytester, runner: str) -> None:
+    """Strict mode of pytest-asyncio takes the fixture without a warning (``-W error``)."""
+    pytester.makeini(
+        "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
+    )
+    pytester.makepyfile(test_async=ASYNC_UNDER[runner])
+    result = pytester.runpytest_subprocess("-W", "error")
+    result.assert_outcomes(passed=1)
+
+
+def test_importing_the_plugin_loads_nothing_heavy(pytester: pytest.Pytester) -> None:
+    """What every downstream pytest run pays, idv fixtures used or not."""
+    code = (
+        "import sys, pytest_idv_mock\n"
+        "heavy = {'idv_mock', 'httpx', 'uvicorn', 'faker', 'starlette', 'fpdf', 'pytest'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    result = pytester.run(sys.executable, "-c", code)
+    assert result.outlines == ["[]"]
+
+
+def test_assert_called_shows_the_hints_and_wait_for_takes_event_names(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        """
+        import httpx, pytest
+
+        def test_hint_in_the_message(idv_server):
+            key = {"x-api-key": idv_server.api_key}
+            httpx.get(idv_server.base_url + "/submissions", headers=key)
+            with pytest.raises(AssertionError) as failure:
+                idv_server.assert_called("GET", "/v3/submission")
+            assert "404 GET /v3/submissions" in str(failure.value)
+            assert "hint: " in str(failure.value)
+
+        def test_event_names(idv_service, idv_client, idv_webhook_receiver):
+            sid = next(iter(idv_service.project("default").store))["submission_id"]
+            body = {"submissionId": sid, "admin": "admin@example.com", "data": {"memo": "x"}}
+            assert idv_client.patch("/submission", json=body).status_code == 200
+            assert idv_webhook_receiver.wait_for("submission.updated")["submission_id"] == sid
+            with pytest.raises(TimeoutError, match="arrived: submission.updated"):
+                idv_webhook_receiver.wait_for("approved", timeout=0.3)
+        """
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)
+
+
+def test_the_receiver_decrypts_with_the_projects_key_derivation(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.idv_mock(options={"secure_transfer": True, "key_derivation": "md5hex"})
+        def test_md5hex(idv_service, idv_client, idv_webhook_receiver):
+            idv_service.create_submission(
+                "default", {"kyc": {"result": "approved"}}, fire_webhooks=True
+            )
+            assert idv_webhook_receiver.wait_for("approved")["webhook_trigger"] == "approved"
+        """
+    )
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)

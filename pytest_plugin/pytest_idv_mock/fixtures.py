@@ -1,0 +1,422 @@
+"""The fixtures of the idv-mock pytest plugin, registered by ``pytest_idv_mock``.
+
+One service per session (per xdist worker) is reset to its seeded start state before each
+test that uses it; the live server, the in-process clients, the interception and the
+webhook receiver all serve that same service, so state seeded through ``idv_service`` is
+what the server answers. Configure it as pytest-httpserver is configured: override the
+session fixture ``idv_service_config`` in a ``conftest.py``, or mark one test with
+``@pytest.mark.idv_mock(seed_count=..., options=...)`` (as respx's marker does).
+
+Nothing heavy is imported at module level: the server, Faker, httpx and uvicorn load when
+a test first uses a fixture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    import httpx
+    import uvicorn
+
+    from idv_mock import Service, ServiceConfig
+
+IN_PROCESS_BASE_URL = "http://idv-mock/v3"
+# marker arguments that need a service of their own (the others change the shared one)
+OWN_SERVICE = ("seed_count", "random_seed", "api_key", "admins")
+
+
+def _option(config: pytest.Config, name: str) -> str:
+    given = config.getoption(f"idv_mock_{name}")
+    if given is not None:
+        return str(given)
+    env = os.environ.get(f"IDV_MOCK_{name.upper()}")
+    if env is not None:
+        return env
+    return str(config.getini(f"idv_mock_{name}"))
+
+
+# --- running a server ---
+@dataclass
+class RunningServer:
+    """A uvicorn server on a daemon thread: where it listens, and how to stop it."""
+
+    server: uvicorn.Server
+    thread: threading.Thread
+    host: str
+    port: int
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@contextmanager
+def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterator[RunningServer]:
+    """``app`` served by uvicorn on a daemon thread; port 0 binds a free port and reads it
+    back from the socket (no bind-and-close guess that another process can race)."""
+    import uvicorn
+
+    # quiet: a failing test's captured output should show the test, not the server
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"idv-mock server did not start on {host}:{port}")
+        time.sleep(0.01)
+    bound = int(server.servers[0].sockets[0].getsockname()[1])
+    running = RunningServer(server, thread, host, bound)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def server_app(service: Service) -> Any:
+    """The app a live fixture serves: the mock, with the dashboard's scenario runner."""
+    from idv_mock import create_app, scenarios
+
+    app = create_app(service)
+    app.state.scenarios = scenarios
+    return app
+
+
+# --- the service ---
+@pytest.fixture(scope="session")
+def idv_service_config(pytestconfig: pytest.Config) -> ServiceConfig:
+    """The session service's configuration; override it in a ``conftest.py``::
+
+    @pytest.fixture(scope="session")
+    def idv_service_config():
+        return ServiceConfig(seed_count=5, options={"secure_transfer": True})
+    """
+    from idv_mock import ServiceConfig
+
+    return ServiceConfig(
+        seed_count=int(_option(pytestconfig, "seed_count")),
+        random_seed=int(_option(pytestconfig, "random_seed")),
+        webhook_backoff=(0.1, 0.2),
+    )
+
+
+@pytest.fixture(scope="session")
+def _idv_session_service(idv_service_config: ServiceConfig) -> Iterator[Service]:
+    from idv_mock import Service
+
+    service = Service(idv_service_config)
+    yield service
+    service.close()
+
+
+@pytest.fixture
+def idv_service(
+    _idv_session_service: Service, idv_service_config: ServiceConfig, request: pytest.FixtureRequest
+) -> Iterator[Service]:
+    """The in-process service (state plus the Python control API), at its seeded start."""
+    marker = request.node.get_closest_marker("idv_mock")
+    wanted: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
+    options = wanted.pop("options", None)
+    own = {k: wanted.pop(k) for k in OWN_SERVICE if k in wanted}
+    if wanted:
+        raise pytest.UsageError(f"idv_mock marker: unknown arguments {sorted(wanted)}")
+    if own:
+        service = _own_service(idv_service_config, own)
+    else:
+        service = _idv_session_service
+        service.reset()
+    if options:
+        service.update_project("default", {"options": options})
+    scenario = request.node.get_closest_marker("idv_scenario")
+    if scenario is not None:
+        _load_scenario(service, str(scenario.args[0]))
+    yield service
+    if service is not _idv_session_service:
+        service.close()
+
+
+def _own_service(base: ServiceConfig, changes: dict[str, Any]) -> Service:
+    from idv_mock import Service
+
+    if "admins" in changes:
+        changes["admins"] = tuple(changes["admins"])
+    return Service(dataclasses.replace(base, **changes))
+
+
+def _load_scenario(service: Service, name_or_path: str) -> None:
+    """As ``idv-mock serve --scenario`` reads its argument: a file, or a built-in name."""
+    from idv_mock import scenarios
+
+    try:
+        scenario = scenarios.load(scenarios.find(name_or_path))
+    except scenarios.ScenarioError as exc:
+        raise pytest.UsageError(f"idv_scenario marker: {exc}") from None
+    scenarios.apply_given(service, scenario)
+
+
+# --- the live server ---
+@dataclass
+class IdvServer:
+    """A live server: where it listens, what it serves, and checks of the calls it got."""
+
+    host: str
+    port: int
+    service: Service
+    project_id: str = "default"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v3"
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://{self.host}:{self.port}/__admin"
+
+    @property
+    def api_key(self) -> str:
+        return self.service.project(self.project_id).api_key
+
+    @property
+    def admin(self) -> str:
+        return self.service.project(self.project_id).admins[0]
+
+    def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
+        """Recorded API calls of the project (path is a glob, e.g. ``/v3/submission*``)."""
+        return self.service.journal(self.project_id, method, path)
+
+    def assert_called(
+        self, method: str, path: str, *, times: int | None = None, body: Any = None
+    ) -> list[dict[str, Any]]:
+        """Assert matching calls were made; the failure lists the calls that were made, with
+        the near-miss hint of each call that did not match the contract."""
+        found = [c for c in self.requests(method, path) if body is None or c["body"] == body]
+        if (times is None and found) or (times is not None and len(found) == times):
+            return found
+        want = f"{method} {path}" + (f" with body {body}" if body is not None else "")
+        count = "at least once" if times is None else f"{times} time(s)"
+        made = [_described(c) for c in self.requests()][-20:]
+        raise AssertionError(
+            f"expected {want} {count}, found {len(found)}; calls made:\n"
+            + ("\n".join(made) or "  (none)")
+        )
+
+    def liveform_url(self, *, secret_key: str | None = None, **params: Any) -> str:
+        """A hosted-form link of the project: plain parameters in plain text, the others
+        (all of them in encryption-only mode) inside ``encrypted``, with the project's
+        cipher and key (``secret_key``: the issued secret, for ``liveform_key: secret``)."""
+        from urllib.parse import urlencode
+
+        from idv_mock import crypto
+        from idv_mock.backend.liveform import link_query
+
+        options = self.service.project(self.project_id).describe()["options"]
+        key, derivation = self.api_key, str(options["key_derivation"])
+        if options["liveform_key"] == "secret":
+            if secret_key is None:
+                raise ValueError("liveform_key is secret: pass secret_key=<the issued secret>")
+            key, derivation = secret_key, "sha256"
+        seal = crypto.encrypt_gcm if options["liveform_cipher"] == "gcm" else crypto.encrypt
+
+        def encrypt(inner: dict[str, Any]) -> str:
+            return seal(inner, key, derivation)
+
+        only = bool(options["liveform_encrypted_only"])
+        query = link_query(self.project_id, params, encrypt, encrypted_only=only)
+        return f"http://{self.host}:{self.port}/liveform/?{urlencode(query)}"
+
+    @contextmanager
+    def fault(self, rule: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """A fault rule on the project for the duration of a ``with`` block.
+
+        Added through the control API, so a rule naming an error the matched calls do not
+        have is refused here rather than silently never firing.
+        """
+        import httpx
+
+        faults = f"{self.admin_url}/projects/{self.project_id}/faults"
+        response = httpx.post(faults, json=rule)
+        if response.status_code != 201:
+            raise ValueError(f"fault rule refused: {response.text}")
+        added: dict[str, Any] = response.json()
+        try:
+            yield added
+        finally:
+            httpx.delete(f"{faults}/{added['id']}")
+
+
+def _described(call: dict[str, Any]) -> str:
+    line = f"  {call['status']} {call['method']} {call['path']} {call['query']} {call['body']}"
+    hint = call.get("hint")
+    return f"{line}\n      hint: {hint}" if hint else line
+
+
+@pytest.fixture(scope="session")
+def _idv_live(_idv_session_service: Service, pytestconfig: pytest.Config) -> Iterator[IdvServer]:
+    host, port = _option(pytestconfig, "host"), int(_option(pytestconfig, "port"))
+    with serve_in_thread(server_app(_idv_session_service), host, port) as running:
+        yield IdvServer(host, running.port, _idv_session_service)
+
+
+@pytest.fixture
+def idv_server(_idv_live: IdvServer, idv_service: Service) -> Iterator[IdvServer]:
+    """A real uvicorn server (one per session), serving the reset ``idv_service``; a test
+    whose ``idv_mock`` marker gives it a service of its own gets a server of its own."""
+    if idv_service is _idv_live.service:
+        yield _idv_live
+        return
+    with serve_in_thread(server_app(idv_service), _idv_live.host) as running:
+        yield IdvServer(running.host, running.port, idv_service)
+
+
+RESETTING = (
+    "idv_service",
+    "idv_server",
+    "idv_client",
+    "idv_async_client",
+    "idv_webhook_receiver",
+    "idv_mocked",
+)
+
+
+@pytest.fixture
+def idv_project(_idv_live: IdvServer, request: pytest.FixtureRequest) -> IdvServer:
+    """A project of its own on the shared server (own key, empty), for isolation without resets."""
+    if any(name in request.fixturenames for name in RESETTING):
+        request.getfixturevalue("idv_service")  # reset first, so it cannot remove this project
+    token = uuid.uuid4().hex[:12]
+    spec = {
+        "project_id": f"test-{token}",
+        "api_key": f"key-{token}",
+        "admins": ["admin@example.com"],
+    }
+    project = _idv_live.service.create_project(spec)
+    return IdvServer(_idv_live.host, _idv_live.port, _idv_live.service, project.project_id)
+
+
+# --- in-process clients ---
+@pytest.fixture
+def idv_client(idv_service: Service) -> Iterator[httpx.Client]:
+    """A synchronous client of the in-process app, base URL ending in /v3, API key set.
+
+    An ``httpx.Client`` calling the app directly on an event loop of its own in the test's
+    thread (``idv_mock.transport``): no sockets and no thread hop per call.
+    """
+    from idv_mock import create_app
+    from idv_mock.transport import ASGITransport, InProcessClient
+
+    transport = ASGITransport(create_app(idv_service))
+    key = idv_service.project("default").api_key
+    with InProcessClient(
+        transport=transport, base_url=IN_PROCESS_BASE_URL, headers={"x-api-key": key}
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+def idv_async_client(idv_service: Service) -> httpx.AsyncClient:
+    """The same for async tests. A plain (not async) fixture, so any async plugin takes it
+    as it is: anyio, and pytest-asyncio in strict mode (which refuses async fixtures not
+    declared with its own decorator). The in-process transport holds no connection, so the
+    client needs no closing."""
+    from idv_mock import create_app
+    from idv_mock.transport import AsyncASGITransport, AsyncInProcessClient
+
+    transport = AsyncASGITransport(create_app(idv_service))
+    key = idv_service.project("default").api_key
+    return AsyncInProcessClient(
+        transport=transport, base_url=IN_PROCESS_BASE_URL, headers={"x-api-key": key}
+    )
+
+
+# --- webhooks ---
+def trigger_of(name: str) -> str:
+    """A webhook's trigger from either of its names: ``submission.updated`` (the event, as
+    in the ``X-Idv-Event`` header) or ``updated`` (``webhook_trigger``)."""
+    short = name.removeprefix("submission.")
+    return "delete" if short == "deleted" else short
+
+
+@functools.cache
+def receiver_class() -> type[Any]:
+    """``IdvWebhookReceiver``, built on first use (the receiver imports the crypto stack)."""
+    from idv_mock import crypto
+    from idv_mock.receiver import Received, WebhookReceiver
+
+    class IdvWebhookReceiver(WebhookReceiver):
+        """A receiver wired as the default project's webhook URL."""
+
+        api_key: str = ""
+        key_derivation: str = "sha256"
+
+        def wait_for(self, trigger: str | int, timeout: float = 10.0) -> Any:
+            """The first delivered payload of ``trigger`` (``"updated"`` or
+            ``"submission.updated"``), decrypted with the project's key. An ``int`` waits
+            for that many requests instead, as the base class does. A timeout lists what
+            did arrive."""
+            if isinstance(trigger, int):
+                return super().wait_for(trigger, timeout)
+            wanted = trigger_of(trigger)
+            deadline = time.monotonic() + timeout
+            while True:
+                for item in list(self.received):
+                    payload = self._payload(item)
+                    if isinstance(payload, dict) and payload.get("webhook_trigger") == wanted:
+                        return payload
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"no {trigger!r} webhook within {timeout} s; arrived: {self._arrived()}"
+                    )
+                time.sleep(0.01)
+
+        def _arrived(self) -> str:
+            names = [item.event or "(no event header)" for item in list(self.received)]
+            return ", ".join(names) or "nothing"
+
+        def _payload(self, item: Received) -> Any:
+            body = item.body
+            if isinstance(body, dict) and body.get("isEncrypted") and self.api_key:
+                return crypto.decrypt(str(body["data"]), self.api_key, self.key_derivation)
+            return body
+
+    return IdvWebhookReceiver
+
+
+@pytest.fixture
+def idv_webhook_receiver(idv_service: Service) -> Iterator[Any]:
+    """A local HTTP receiver on a free port, set as the default project's webhook URL."""
+    receiver = receiver_class()()
+    project = idv_service.project("default")
+    receiver.api_key = project.api_key
+    receiver.key_derivation = str(project.options.get("key_derivation", "sha256"))
+    receiver.start()
+    idv_service.update_project("default", {"options": {"webhook_url": receiver.url}})
+    yield receiver
+    receiver.stop()
+
+
+# --- interception ---
+@pytest.fixture
+def idv_mocked(idv_service: Service) -> Iterator[Service]:
+    """The real base URL answered in-process by ``idv_service``: code under test keeps its URL.
+
+    httpx (sync, async) and requests calls to ``https://rest-api.argosidentity.com/v3`` go
+    to the app serving ``idv_service`` (the client fixtures serve the same service); other
+    URLs pass through.
+    """
+    from idv_mock.intercept import mock
+
+    with mock(service=idv_service):
+        yield idv_service
