@@ -34,8 +34,8 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/run.py $(if $(filter 1,$(FULL)),--full)
 
 format: $(VENV)/.installed-test
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests pytest_plugin bench
+	$(BIN)/ruff check --fix src tests pytest_plugin bench
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

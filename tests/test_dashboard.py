@@ -107,6 +107,10 @@ def test_review_is_an_administrators_patch(ui: httpx.Client, service: Service) -
     assert stored["updateHistory"]["updateAdmin"] == ADMIN
     updated = [d for d in service.deliveries("default") if d["event"] == "submission.updated"]
     assert updated and updated[-1]["payload"]["submission_id"] == sid
+    # and the result webhook, after the update (issue 17: "the updated (and result) webhooks")
+    events = [d["event"] for d in service.deliveries("default")]
+    assert events[-2:] == ["submission.updated", "submission.rejected"]
+    assert service.deliveries("default")[-1]["payload"]["kyc_result"]["status"] == "rejected"
     stranger = ui.post(f"{UI}/submissions/{sid}/review", data={**form, "admin": "x@y.z"})
     assert stranger.status_code == 400
     assert ui.post(f"{UI}/submissions/{sid}/review", data={"action": "x"}).status_code == 400

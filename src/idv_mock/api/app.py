@@ -18,6 +18,7 @@ from idv_mock.api.cors import Cors
 from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
+from idv_mock.api.faults import quiet_connection_resets
 from idv_mock.api.get_submission import get_submission
 from idv_mock.api.guard import WriteGuard
 from idv_mock.api.http import error_response, json_response
@@ -211,6 +212,7 @@ def create_app(
     app.state.api_families = API_FAMILIES
     app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
     app.state.exposure = Exposure(exposed, admin_token, admin_open)
+    quiet_connection_resets()  # a connection_reset fault is one log line, not a crash's
     app.state.hints = hints
     app.state.cors = Cors(cors_origins) if cors_origins else None
     return app

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import logging
 import re
 from typing import Any
 
@@ -33,6 +34,26 @@ def rule_response(rule: FiredRule, family: Family) -> Response | None:
 
 class ConnectionAborted(BaseException):
     """Raised past Starlette's handlers so the server drops the connection mid-response."""
+
+
+class OneLineResets(logging.Filter):
+    """uvicorn logs an exception that leaves the app as a crash, with its traceback (33
+    lines per ``connection_reset``); the mock dropped that connection on purpose, so the
+    record becomes one warning line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ConnectionAborted):
+            record.msg, record.args, record.exc_info = "idv-mock: %s (as asked)", (exc,), None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def quiet_connection_resets(logger_name: str = "uvicorn.error") -> None:
+    """Install :class:`OneLineResets` on the server's error logger (once)."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, OneLineResets) for f in logger.filters):
+        logger.addFilter(OneLineResets())
 
 
 class BrokenResponse(Response):

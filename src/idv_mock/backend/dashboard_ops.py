@@ -12,6 +12,7 @@ import copy
 import threading
 from typing import TYPE_CHECKING, Any
 
+from idv_mock.backend import events
 from idv_mock.backend.exceptions import NotFound
 from idv_mock.backend.projects import Project
 
@@ -29,6 +30,29 @@ class DashboardOperations:
     if TYPE_CHECKING:  # provided by Service
 
         def project(self, project_id: str) -> Project: ...
+
+        def edit(
+            self, project: Project, sid: str, admin: str, changes: dict[str, str]
+        ) -> dict[str, Any]: ...
+
+        def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
+
+    # --- review ---
+    def review(
+        self, project: Project, sid: str, admin: str, changes: dict[str, str]
+    ) -> dict[str, Any]:
+        """A reviewer's decision: the administrator's PATCH (``edit``: checks, stamps, the
+        ``updated`` webhook), then, for a decided status, the result webhook (``approved`` or
+        ``rejected``, projected as the submission's creation was) the service sends when a
+        review decides a submission."""
+        with self._lock:
+            new = self.edit(project, sid, admin, changes)
+            status = changes.get("kycStatus")
+            if status in ("approved", "rejected"):
+                hidden = project.hidden_fields(sid)
+                style = str(project.options["projection_style"])
+                self._fire(project, [events.submission_event(status, new, hidden, style)])
+            return new
 
     # --- reads ---
     def dashboard_counts(self, project_id: str) -> dict[str, int]:

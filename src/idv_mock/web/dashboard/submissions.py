@@ -161,8 +161,8 @@ def _sections(sub: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 async def review(request: Request) -> Response:
-    """Approve, reject (with a reason) or set pending, as an administrator's PATCH does:
-    the same ``Service.edit``, so the ``updated`` webhook goes out."""
+    """Approve, reject (with a reason) or set pending, as an administrator's PATCH does
+    (``Service.review``: the same ``edit``, so ``updated`` goes out, then the result)."""
     project = current_project(request)
     sid = request.path_params["submission_id"]
     fields = await form(request)
@@ -174,7 +174,7 @@ async def review(request: Request) -> Response:
     reason = fields.get("reason", "").strip()
     if reason:
         changes["memo"] = f"{status}: {reason}"[:2000]
-    service(request).edit(project, sid, admin, changes)
+    service(request).review(project, sid, admin, changes)
     return redirect(f"/submissions/{sid}", f"kycStatus set to {status} by {admin}")
 
 
