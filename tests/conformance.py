@@ -29,7 +29,9 @@ def _operations() -> list[tuple[str, re.Pattern[str], dict[str, list[str]], str 
 
 def expected(method: str, path: str, status: int) -> tuple[list[str], str | None]:
     """The schemas a response may match, and the media type if it is not JSON."""
-    fallback: dict[str, list[str]] = schemas.load("api.json")["fallback"]
+    # the control API's errors have a shape of their own: {"message", "errors": [...]}
+    which = "admin_fallback" if path.startswith("/__admin") else "fallback"
+    fallback: dict[str, list[str]] = schemas.load("api.json")[which]
     for op_method, pattern, responses, media in _operations():
         if op_method in (method, "*") and pattern.match(path) and str(status) in responses:
             return responses[str(status)], media

@@ -105,5 +105,5 @@ def test_the_limit_is_sixty_four_levels(client: TestClient) -> None:
     r = client.post(url, json={"aml": {"raw_data": nested(63)}})
     assert (r.status_code, r.json()) == (
         400,
-        {"message": "JSON nested deeper than 64 levels is refused"},
+        {"message": "JSON nested deeper than 64 levels is refused", "errors": []},
     )

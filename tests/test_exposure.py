@@ -15,7 +15,8 @@ from idv_mock.webhooks import HostRule
 REFUSED = {
     "message": "The control API needs the admin token: send the header "
     "x-idv-mock-admin-token (the server listens beyond loopback; see --admin-token and "
-    "--admin-open)"
+    "--admin-open)",
+    "errors": [],  # the control API's one error shape
 }
 KEY = {"x-api-key": "mock-api-key"}
 

@@ -417,7 +417,7 @@ def test_control_call_uses_the_same_token_rules(client: httpx.Client) -> None:
     r = client.post(f"{BASE}/__admin/projects/default/hosted-submissions", json=body)
     assert (r.status_code, r.json()) == (
         400,
-        {"message": "The verification token has expired.", "errorCode": "TK-10001"},
+        {"message": "The verification token has expired.", "errors": [], "errorCode": "TK-10001"},
     )
 
 

@@ -72,7 +72,7 @@ def test_failed_saves_are_retried_refuse_writes_and_leave_no_temporary_file(
         wait_until(lambda: state.health.consecutive_failures >= 2)  # still retrying
         assert os.listdir(tmp_path) == ["state.json"]
         refused = client.post("/__admin/projects/default/submissions", json={"userid": "x"})
-        assert (refused.status_code, refused.json()) == (503, {"message": REFUSED})
+        assert (refused.status_code, refused.json()) == (503, {"message": REFUSED, "errors": []})
         patch = client.patch("/v3/submission", headers={"x-api-key": "mock-api-key"}, json={})
         assert patch.status_code == 503
         assert client.get("/__admin/projects/default/submissions/nope").status_code == 404

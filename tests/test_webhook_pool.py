@@ -38,11 +38,13 @@ def test_a_reset_drops_the_events_still_queued() -> None:
                 "default", {"kyc": {"result": "approved"}}, fire_webhooks=True
             )
         receiver.wait_for(2)
+        at_reset = len(receiver.received)
         service.reset()
         assert service.webhooks.wait_idle(5)
         arrived = len(receiver.received)
         time.sleep(0.5)
-        assert len(receiver.received) == arrived <= 4  # only what was already on the wire
+        # only what was already on the wire (one delivery in flight) arrives after the reset
+        assert len(receiver.received) == arrived <= at_reset + 1 < 110
     assert service.deliveries("default") == []
     service.close()
 

@@ -287,22 +287,47 @@ def serve(args: argparse.Namespace) -> int:
     )
     app.state.scenarios = LazyScenarios()  # the dashboard's runner (web/ cannot import it)
     _log_hints_to_stderr()
-    print(f"idv-mock serving http://{args.host}:{args.port}/v3", flush=True)
-    print(f"  {app.state.exposure.describe()}", flush=True)
-    print(f"  api key: {args.api_key}   admin: {', '.join(admins)}", flush=True)
-    print(
-        f"  project: default ({args.seed_count} submissions, seed {args.random_seed})", flush=True
-    )
-    if args.scenario:
-        print(f"  scenario: {scenario.name} ({scenario.file})", flush=True)
+    banner = _banner(args, app, service, admins, scenario if args.scenario else None)
     if args.state_file is None:
+        print(banner, flush=True)
         _run_uvicorn(app, args)
         return 0
-    return _serve_with_state(args, service, app)
+    return _serve_with_state(args, service, app, banner)
 
 
-def _serve_with_state(args: argparse.Namespace, service: Any, app: Any) -> int:
-    """Load the state file (refusing a foreign one), save it periodically and on shutdown."""
+def _banner(
+    args: argparse.Namespace, app: Any, service: Any, admins: tuple[str, ...], scenario: Any
+) -> str:
+    """What ``serve`` prints once it is ready to serve (after a state file has loaded)."""
+    lines = [
+        f"idv-mock serving http://{args.host}:{args.port}/v3",
+        f"  {app.state.exposure.describe()}",
+        f"  api key: {args.api_key}   admin: {', '.join(admins)}",
+        f"  project: default ({args.seed_count} submissions, seed {args.random_seed})",
+    ]
+    if args.secure_transfer:
+        lines.append(
+            "  Secure Data Transfer: on for the default project (AES-256-ECB, key SHA-256 of "
+            "the API key; see idv-mock crypto)"
+        )
+    if scenario is not None:
+        lines.append(f"  scenario: {scenario.name} ({scenario.file})")
+        lines.append(f"  projects (id: api key): {_project_keys(service)}")
+    return "\n".join(lines)
+
+
+def _project_keys(service: Any) -> str:
+    """Each project's id and key, marked where Secure Data Transfer is on."""
+    return ", ".join(
+        f"{p.project_id}: {p.api_key}"
+        + (" (Secure Data Transfer)" if p.options.get("secure_transfer") else "")
+        for p in service.projects.values()
+    )
+
+
+def _serve_with_state(args: argparse.Namespace, service: Any, app: Any, banner: str) -> int:
+    """Load the state file (refusing a foreign one), save it periodically and on shutdown;
+    ``banner`` is printed once the file has loaded (a refused file prints only its error)."""
     from idv_mock import persistence
 
     path = Path(args.state_file)
@@ -316,9 +341,10 @@ def _serve_with_state(args: argparse.Namespace, service: Any, app: Any) -> int:
         print(f"idv-mock serve: {exc}", file=sys.stderr)
         return 2
     status = "loaded" if loaded else "new"
+    print(banner, flush=True)
     print(f"  state file: {path} ({status}, start {state.epoch})", flush=True)
     if loaded:
-        keys = ", ".join(f"{p.project_id}: {p.api_key}" for p in service.projects.values())
+        keys = _project_keys(service)
         print(f"  the file's projects replace the flags' default project; keys: {keys}", flush=True)
     print(_saver_banner(state, args.save_interval), flush=True)
     _log_state_file_to_stderr()

@@ -7,7 +7,7 @@ backend's refusals become 400/404/409 in one place, ``refusal`` (used by ``app.a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -29,23 +29,52 @@ async def _json_body(request: Request) -> Any:
     except ValueError as exc:
         deep = str(exc) == DEPTH_MESSAGE
         message = DEPTH_MESSAGE if deep else "the body must be JSON"
-        raise ApiError(400, {"message": message}) from None
+        raise _bad(message) from None
 
 
 async def _object_body(request: Request) -> dict[str, Any]:
     body = await _json_body(request)
     if not isinstance(body, dict):
-        raise ApiError(400, {"message": "the body must be a JSON object"})
+        raise _bad("the body must be a JSON object")
     return body
+
+
+CONTROL_PREFIX = "/__admin"
+
+
+def is_control(path: str) -> bool:
+    """Whether ``path`` is one of the control API's (every error there has its shape)."""
+    return path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/")
+
+
+def control_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The control API's one error shape: ``{"message", "errors": [...]}`` (an empty list
+    when there is nothing more to say), and the hosted form's ``errorCode`` where it has one.
+    Every error under ``/__admin`` is rendered through here; ``/v3`` bodies never are."""
+    rest = {k: v for k, v in body.items() if k not in ("message", "errors")}
+    return {"message": body.get("message", ""), "errors": list(body.get("errors", ())), **rest}
+
+
+def control_error(error: ApiError) -> ApiError:
+    """``error`` with its body in the control API's shape (status and headers kept)."""
+    return ApiError(error.status, control_body(error.body), error.headers)
+
+
+def shaped_for(path: str, error: ApiError) -> ApiError:
+    """``error`` as a call to ``path`` answers it: the control API's shape under
+    ``/__admin``, untouched anywhere else (``/v3`` keeps the contract's bodies)."""
+    return control_error(error) if is_control(path) else error
+
+
+def _bad(message: str, errors: list[str] | None = None) -> ApiError:
+    return ApiError(400, control_body({"message": message, "errors": errors or []}))
 
 
 def refusal(exc: BackendError) -> ApiError:
     """A backend refusal as the control API answers it: 404 not found, 409 conflict, else 400."""
     status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Conflict) else 400
-    body: dict[str, Any] = {"message": str(exc)}
-    if isinstance(exc, InvalidInput) and exc.problems:
-        body["errors"] = exc.problems[:50]
-    return ApiError(status, body)
+    problems = exc.problems[:50] if isinstance(exc, InvalidInput) else []
+    return ApiError(status, control_body({"message": str(exc), "errors": problems}))
 
 
 def _summary(service: Service, message: str) -> dict[str, Any]:
@@ -111,18 +140,18 @@ async def hosted_submission(request: Request) -> Response:
     overrides = body.get("overrides", {})
     if plain or (isinstance(overrides, dict) and "projection" in overrides):
         message = "projectionId and projectionName must come inside the encrypted token"
-        raise ApiError(400, {"message": message})
+        raise _bad(message)
     unknown = set(body) - {"token", "outcome", "overrides"}
     if unknown or not isinstance(body.get("token"), str) or not isinstance(overrides, dict):
         message = "the body is {token: <encrypted JSON>, outcome, overrides: {...}}"
-        raise ApiError(400, {"message": message})
+        raise _bad(message)
     outcome = body.get("outcome", "approved")
     try:
         sub = service_of(request).hosted_submission(
             _pid(request), body["token"], outcome, overrides
         )
     except Refused as exc:  # the form's own rules: its message and code (errors.LIVEFORM)
-        raise ApiError(400, {"message": str(exc), "errorCode": exc.code}) from None
+        raise ApiError(400, control_body({"message": str(exc), "errorCode": exc.code})) from None
     return json_response(sub, 201)
 
 
@@ -161,7 +190,7 @@ async def add_fault(request: Request) -> Response:
     service_of(request).project(_pid(request))  # an unknown project is a 404 first
     problems = unknown_errors(spec, request.app.state.api_families)
     if problems:
-        raise ApiError(400, {"message": "invalid fault rule", "errors": problems})
+        raise _bad("invalid fault rule", problems)
     return json_response(service_of(request).add_fault(_pid(request), spec), 201)
 
 
@@ -191,10 +220,10 @@ def _pid(request: Request) -> str:
 
 def _watchlist_submission(request: Request, body: dict[str, Any]) -> Any:
     if set(body) - {"entry_id", "overrides"} or not isinstance(body.get("entry_id"), str):
-        raise ApiError(400, {"message": "the body is {entry_id, overrides: {...}}"})
+        raise _bad("the body is {entry_id, overrides: {...}}")
     overrides = body.get("overrides", {})
     if not isinstance(overrides, dict):
-        raise ApiError(400, {"message": "overrides must be an object"})
+        raise _bad("overrides must be an object")
     return service_of(request).watchlist_submission(_pid(request), body["entry_id"], overrides)
 
 

@@ -131,14 +131,16 @@ def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
     allow = ", ".join(handlers)
 
     async def endpoint(request: Request) -> Response:
-        if request.method not in handlers:
-            raise _not_allowed(allow)
-        if too_large(request.scope):
-            raise GENERIC.error("admin_payload_too_large")
         try:
+            if request.method not in handlers:
+                raise _not_allowed(allow)
+            if too_large(request.scope):
+                raise GENERIC.error("admin_payload_too_large")
             return await handlers[request.method](request)
         except BackendError as exc:
             raise admin.refusal(exc) from None
+        except ApiError as exc:  # the control API's one shape (not /openapi.json's)
+            raise admin.shaped_for(request.url.path, exc) from None
 
     return endpoint
 
@@ -161,7 +163,8 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = "not_found" if exc.status_code == 404 else "method_not_allowed"
-    response = error_response(GENERIC.error(code))
+    error = GENERIC.error(code)
+    response = error_response(admin.shaped_for(request.url.path, error))
     found = await hints.apply(request, response)  # journaled only where a key was carried
     if found.owner is not None:
         await journaling.record_unmatched(request, response, found.text, found.owner)
@@ -169,7 +172,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
-    return error_response(GENERIC.error("internal_error"))
+    error = GENERIC.error("internal_error")
+    return error_response(admin.shaped_for(request.url.path, error))
 
 
 def create_app(

@@ -21,6 +21,8 @@ import orjson
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from idv_mock.api.admin import control_body, is_control
+
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 NOT_SAVED = re.compile(r"^/__admin/projects/[^/]+/(faults(/[^/]+)?|requests)$")
 
@@ -37,7 +39,8 @@ class WriteGuard:
             with contextlib.suppress(ClientDisconnect):  # nothing answered, nothing can be
                 await self.app(scope, receive, send)
             return
-        body = orjson.dumps({"message": reason})
+        shaped = control_body({"message": reason}) if is_control(scope["path"]) else None
+        body = orjson.dumps(shaped or {"message": reason})
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode("latin-1")),

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from starlette.types import Message, Receive, Scope, Send
 
+from idv_mock.api.admin import control_body, is_control
 from idv_mock.api.exposure import Exposure
 from idv_mock.errors import GENERIC
 
@@ -53,10 +54,10 @@ async def guarded(
         await app(scope, receive, send)
         return
     if headers_size(scope) > MAX_HEADER_BYTES:
-        await _answer(send, "headers_too_large")
+        await _answer(send, "headers_too_large", scope["path"])
         return
     if exposure is not None and exposure.refuses(scope):
-        await _answer(send, "admin_token_required")
+        await _answer(send, "admin_token_required", scope["path"])
         return
     if not says_body(scope):
         await app(scope, receive, send)
@@ -98,9 +99,10 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-async def _answer(send: Send, code: str) -> None:
+async def _answer(send: Send, code: str, path: str) -> None:
     error = GENERIC.error(code)
-    status, content = error.status, orjson.dumps(error.body)
+    body = control_body(error.body) if is_control(path) else error.body  # /v3's stay as they are
+    status, content = error.status, orjson.dumps(body)
     headers: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(content)).encode()),

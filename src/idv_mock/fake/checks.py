@@ -3,11 +3,18 @@ capture signals and pre-verification, as the applicant's flow would have left th
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.clock import iso, stamp
 from idv_mock.fake.draws import Draws
+
+# where a nationality is no ISO 3166-1 alpha-3 code (the control API stores any three
+# capital letters, so that AML's invalid_country is reachable), the fields whose schema
+# demands a real code (the document's issuing country, the IP's country) get this one:
+# the country of the en_US names and address an unknown nationality gets (factory.py)
+FALLBACK_COUNTRY = "USA"
 
 IMAGE_HOST = "https://storage.idv-mock.local"
 
@@ -149,7 +156,7 @@ class CheckParts(Draws):
             "ip_address": ip,
             "fraud_score": self.score(0, 40),
             "attempts_frequency": "FirstSeen",
-            "country_code": ident["nationality"],
+            "country_code": real_country(ident["nationality"]),
             "connection_type": self.rng.choice(("Mobile", "Mobile", "Residential")),
             "is_valid": True,
         }
@@ -162,3 +169,15 @@ _CAMERA_STEPS = tuple(
         ("idcard-front-capture", "idcard-back-capture", "id-document-face-active")
     )
 )
+
+
+def real_country(code: str) -> str:
+    """``code`` when it is an ISO 3166-1 alpha-3 code, else :data:`FALLBACK_COUNTRY`."""
+    return code if code in _countries() else FALLBACK_COUNTRY
+
+
+@functools.cache
+def _countries() -> frozenset[str]:
+    from idv_mock import schemas  # loaded on first use
+
+    return frozenset(schemas.enum("country"))

@@ -24,10 +24,18 @@ from typing import Any
 from faker import Faker
 
 from idv_mock.clock import stamp
-from idv_mock.fake.checks import IMAGE_HOST, CheckParts
+from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
 from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
+from idv_mock.fake.romanize import romanize
 
-__all__ = ["IDENTITY_KEYS", "POOL_FROM", "SubmissionFactory", "deep_merge", "not_screened"]
+__all__ = [
+    "IDENTITY_KEYS",
+    "POOL_FROM",
+    "SubmissionFactory",
+    "deep_merge",
+    "not_screened",
+    "real_country",
+]
 
 # nationality (ISO alpha-3) -> Faker locale, with a weight for the seeded mix
 LOCALES: dict[str, tuple[str, int]] = {
@@ -170,20 +178,22 @@ class SubmissionFactory(CheckParts):
         first, last = given.get("first_name", first), given.get("last_name", last)
         full = f"{last} {first}" if nat in FAMILY_NAME_FIRST else f"{first} {last}"
         full = given.get("full_name", given.get("name", full))
+        if not full.isascii():
+            self._english_name(gender)  # drawn as before 0.3 and unused: the rest of a seed stays
         issued = when.date() - timedelta(days=self.rng.randint(30, 3000))
         id_type = self.rng.choice(ID_TYPES_BY_NATION.get(nat, DEFAULT_ID_TYPES))
         ident = {
             "first_name": first,
             "last_name": last,
             "full_name": full,
-            "full_name_en": full if full.isascii() else self._english_name(gender),
+            "full_name_en": romanize(full, family_first=nat in FAMILY_NAME_FIRST),
             "gender": gender,
             "nationality": nat,
             "date_of_birth": self._birth_date(when).isoformat(),
             "idType": id_type,
             "documentNumber": self.rng.choice(string.ascii_uppercase) + self.digits(8),
             "identityNumber": self._identity_number(nat),
-            "idcard_issuingCountry": nat,
+            "idcard_issuingCountry": real_country(nat),
             "idcard_issueDate": issued.isoformat(),
             "idcard_expireDate": _years_later(issued, 10).isoformat(),
         }

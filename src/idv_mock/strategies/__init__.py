@@ -16,9 +16,20 @@ draw only some of its failure kinds (the names are listed in its docstring).
 
 Ids and administrators are plain sequences, checked when a value is drawn rather than when
 the strategy is built, as Hypothesis' own strategies do.
+
+Hypothesis is not a dependency of a plain install: ``pip install 'idv-mock[strategies]'``.
 """
 
 from __future__ import annotations
+
+try:
+    import hypothesis as _hypothesis  # noqa: F401  (checked first, to say which extra)
+except ImportError as _missing:
+    raise ModuleNotFoundError(
+        "idv_mock.strategies needs Hypothesis, which a plain install of idv-mock leaves out: "
+        "install the extra, pip install 'idv-mock[strategies]' (or pip install hypothesis)",
+        name="hypothesis",
+    ) from _missing
 
 from idv_mock.strategies.aml import invalid_aml_requests
 from idv_mock.strategies.common import PATCH_CHECK_ORDER as PATCH_CHECK_ORDER
