@@ -77,8 +77,9 @@ def main(argv: list[str]) -> None:
 
 
 def _protocol(kind: str) -> Any:
-    """The mock runs with ``idv-mock serve``'s request deadline (its default, 20 s): a
-    timer per request, about 2 us; the bare baselines keep plain httptools, the ceiling."""
+    """The mock runs with ``idv-mock serve``'s request deadline (its default, 20 s): one
+    timer per connection, re-armed every 20 s at most, and a clock read per request; the
+    bare baselines keep plain httptools, the ceiling."""
     if kind != "mock":
         return "httptools"
     from idv_mock.api.timeouts import timed

@@ -2,13 +2,18 @@
 
 That call is what load tests hammer, and Starlette's routing, middleware, Request and
 Response objects cost more than the work itself. The lane answers it from the scope, with
-the same body function (``get_submission.plain_page``) and the same journal core
+the same body function (``get_submission.page_json``) and the same journal core
 (``journaling.record_call``) as the Starlette route, and so the same bytes and the same
 journal entry. It takes only the plain case: no step of the route's own table
 (``preconditions.STEPS``: body, rate limit, fault rules) applies, the key is known and the
-handler takes its plain branch (``get_submission.takes_plain_page``), the query is valid
-and no middleware was added. Anything else goes to Starlette untouched (nothing read,
-changed or recorded), and the route answers as it always did.
+handler takes its plain branch (``get_submission.takes_plain_page``), the query is valid,
+the headers are within ``limits.MAX_HEADER_BYTES``, CORS is off and no middleware was
+added. Anything else goes the whole way (CORS, ``limits.guarded``, Starlette) untouched:
+nothing read, changed or recorded, and the route answers as it always did.
+
+The lane is one coroutine in front of everything (each wrapper layer costs a coroutine
+per call), and a query string's parsed form is kept (``_Queries``): parsing depends on
+nothing but the string for a plain project.
 
 ``app.state.fast_lane = False`` turns it off (to compare, or to rule it out when debugging).
 """
@@ -16,55 +21,101 @@ changed or recorded), and the route answers as it always did.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
-from idv_mock.api.get_submission import plain_page, takes_plain_page
+from idv_mock.api.get_submission import Query, page_json, plain_query, takes_plain_page
 from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, grouped, query_pairs
 from idv_mock.api.journaling import record_call
-from idv_mock.api.limits import guarded
-from idv_mock.api.preconditions import Facts, pending
-from idv_mock.backend import Service
+from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
+from idv_mock.api.preconditions import STEPS, Facts
+from idv_mock.backend import Project, Service
 
 LANE_PATH = "/v3/submission"
 _JSON_TYPE = JSON.encode("latin-1")
+_CONTENT_TYPE = (b"content-type", _JSON_TYPE)
 
 
 class MockApp(Starlette):
     """Starlette with the lane in front of its middleware and routes."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        cors = getattr(self.state, "cors", None)  # CORS, when on, outermost (cors.py)
-        if cors is None:
-            await self._guarded(scope, receive, send)
-        else:
+        state: dict[str, Any] = self.state._state  # State's own dict: no __getattr__ per read
+        cors = state.get("cors")  # CORS, when on, outermost (cors.py)
+        if cors is not None:
             await cors(self._guarded, scope, receive, send)
+        elif not (
+            scope["type"] == "http"
+            and scope["path"] == LANE_PATH  # not /__admin: the exposure rule has no say
+            and scope["method"] == "GET"
+            and state.get("fast_lane")
+            and not scope.get("root_path")
+            and not self.user_middleware
+            and await answer(state["service"], scope, send)
+        ):
+            # size limits and the exposure rule first (limits.py, exposure.py)
+            await guarded(self._routed, scope, receive, send, state["exposure"])
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # size limits and the exposure rule first (limits.py, exposure.py)
         await guarded(self._dispatch, scope, receive, send, self.state.exposure)
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Behind CORS: the lane, else Starlette."""
         if (
             scope["type"] == "http"
             and scope["path"] == LANE_PATH
             and scope["method"] == "GET"
+            and self.state.fast_lane
             and not scope.get("root_path")
             and not self.user_middleware
-            and self.state.fast_lane
             and await answer(self.state.service, scope, send)
         ):
             return
         await super().__call__(scope, receive, send)
+
+    async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await super().__call__(scope, receive, send)
+
+
+class _Queries:
+    """Parsed query strings of plain projects (None: the query is refused), a bounded
+    number of them: the same string always parses the same way."""
+
+    LIMIT = 1024
+
+    def __init__(self) -> None:
+        self.parsed: dict[bytes, Query | None] = {}
+
+    def get(self, query_string: bytes, project: Project) -> Query | None:
+        parsed = self.parsed
+        try:
+            return parsed[query_string]
+        except KeyError:
+            pass
+        query: Query | None
+        try:
+            query = plain_query(grouped(query_pairs(query_string)), project)
+        except Exception:  # an ApiError (or worse): the route renders it, and journals it
+            query = None
+        if len(parsed) >= self.LIMIT:
+            parsed.clear()
+        parsed[query_string] = query
+        return query
+
+
+_QUERIES = _Queries()
 
 
 async def answer(service: Service, scope: Scope, send: Send) -> bool:
     """Answer and journal the call as the route would; False (having done neither) if the
     call is not the plain case."""
     started = time.perf_counter()
-    key, has_body = None, False
-    for name, value in scope["headers"]:
+    key, has_body, size = None, False, 0
+    headers = scope["headers"]
+    for name, value in headers:
+        size += len(name) + len(value)
         if name == b"x-api-key":
             if key is None:  # Starlette's headers.get: the first one
                 key = value
@@ -72,28 +123,28 @@ async def answer(service: Service, scope: Scope, send: Send) -> bool:
             has_body = has_body or value != b"0"
         elif name == b"transfer-encoding":
             has_body = True
-    if key is None:
+    if key is None or size > MAX_HEADER_BYTES:  # over the cap: limits.guarded answers 431
         return False
     project = service.project_for_key(key.decode("latin-1"))
     scope[PROJECT_SCOPE_KEY] = project  # should the route answer, it need not look it up again
-    if project is None or not takes_plain_page(project) or pending(Facts(project, has_body)):
+    if project is None or not takes_plain_page(project):
+        return False
+    facts = Facts(project, has_body)
+    for step in STEPS:  # preconditions.pending, without a generator per call
+        if step.applies(facts):
+            return False
+    query_string: bytes = scope["query_string"]
+    query = _QUERIES.get(query_string, project)
+    if query is None:
         return False
     try:
-        query_string: bytes = scope["query_string"]
-        body = plain_page(service, project, grouped(query_pairs(query_string)))
+        body = page_json(service, project, query)
     except Exception:  # an ApiError (or worse): the route renders it, and journals it
         return False
-    headers = scope["headers"]
     record_call(
         service, project, "GET", LANE_PATH, query_string, headers, b"", 200, body, JSON, started
     )
-    length = str(len(body)).encode("latin-1")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-length", length), (b"content-type", _JSON_TYPE)],
-        }
-    )
+    length = (b"content-length", str(len(body)).encode("latin-1"))
+    await send({"type": "http.response.start", "status": 200, "headers": [length, _CONTENT_TYPE]})
     await send({"type": "http.response.body", "body": body})
     return True

@@ -14,7 +14,7 @@ from idv_mock import schemas
 from idv_mock.api import secure
 from idv_mock.api.http import JSON, json_response, project_of, query_lists, service_of
 from idv_mock.backend import Project, Service
-from idv_mock.backend.store import Selection
+from idv_mock.backend.store import Selection, SortKey
 from idv_mock.errors import GET_SUBMISSION as ERR
 
 # the spec's parameter table, in its order (also the order of format checks)
@@ -56,7 +56,7 @@ async def get_submission(request: Request) -> Response:
         return Response(plain_page(service_of(request), project, found), media_type=JSON)
     query = parse(_decrypted_params(_single_values(found, project), project))
     # the plaintext is the page's JSON as a plain project gets it (crypto takes the bytes)
-    return json_response(secure.encrypted(_page_json(service_of(request), project, query), project))
+    return json_response(secure.encrypted(page_json(service_of(request), project, query), project))
 
 
 def takes_plain_page(project: Project) -> bool:
@@ -67,15 +67,53 @@ def takes_plain_page(project: Project) -> bool:
 def plain_page(service: Service, project: Project, found: dict[str, list[str]]) -> bytes:
     """The body of a non-secure project's GET (raises its ApiError): one function for the
     Starlette route and the fast lane (``fastlane.py``), so they cannot drift apart."""
-    return _page_json(service, project, parse(_single_values(found, project)))
+    return page_json(service, project, plain_query(found, project))
 
 
-def _page_json(service: Service, project: Project, query: Query) -> bytes:
+def plain_query(found: dict[str, list[str]], project: Project) -> Query:
+    """The query of a non-secure project's GET (raises its ApiError): a function of the
+    parameters alone, so the fast lane may keep it for the next call."""
+    return parse(_single_values(found, project))
+
+
+def page_json(service: Service, project: Project, query: Query) -> bytes:
     """The page as orjson would write ``{"Items": [...], "nextpageKey": {...}}``, joined from
     each item's JSON. The only code that knows what ``service.read`` returns."""
     items, next_key = service.read(
         project, query.selection, reduced=query.reduced, request_type=query.request_type
     )
+    return _JOINED.page(items, next_key)
+
+
+class _Joined:
+    """Pages joined lately, found again by the identity of their items: stored items are
+    immutable bytes, never changed in place (a change stores new bytes), so the same item
+    objects and next key make the same page. A polled submission is then not copied again
+    per call (nor kept once per call by the journal). Bounded by ``BUDGET`` bytes of pages;
+    the items are kept with their page, so no id can be reused while it is a key."""
+
+    BUDGET = 8 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.pages: dict[tuple[object, ...], tuple[list[bytes], bytes]] = {}
+        self.size = 0
+
+    def page(self, items: list[bytes], next_key: SortKey | None) -> bytes:
+        key = (next_key, *map(id, items))
+        found = self.pages.get(key)
+        if found is not None:
+            return found[1]
+        body = _join(items, next_key)
+        if len(body) <= self.BUDGET // 8:
+            if self.size + len(body) > self.BUDGET:
+                self.pages.clear()
+                self.size = 0
+            self.pages[key] = (items, body)
+            self.size += len(body)
+        return body
+
+
+def _join(items: list[bytes], next_key: SortKey | None) -> bytes:
     parts = [b'{"Items":[']
     for item in items:  # one join, one copy of a page that may be megabytes
         parts += (item, b",")
@@ -86,6 +124,9 @@ def _page_json(service: Service, project: Project, query: Query) -> bytes:
         parts += [b',"nextpageKey":', orjson.dumps({"id": next_key[1], "created_at": next_key[0]})]
     parts.append(b"}")
     return b"".join(parts)
+
+
+_JOINED = _Joined()
 
 
 # --- the query ---

@@ -14,7 +14,6 @@ a traceback per slow client would only flood the log.
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 import orjson
@@ -36,8 +35,10 @@ class WriteGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         reason = _refusal(scope) if scope["type"] == "http" else None
         if reason is None:
-            with contextlib.suppress(ClientDisconnect):  # nothing answered, nothing can be
+            try:  # (not contextlib.suppress: a context manager object per call)
                 await self.app(scope, receive, send)
+            except ClientDisconnect:  # nothing answered, nothing can be
+                return
             return
         shaped = control_body({"message": reason}) if is_control(scope["path"]) else None
         body = orjson.dumps(shaped or {"message": reason})

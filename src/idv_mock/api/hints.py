@@ -30,7 +30,7 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.api import secure
-from idv_mock.api.http import parse_json, project_of, query_pairs, service_of
+from idv_mock.api.http import parse_json, project_of, service_of
 from idv_mock.backend import Project
 
 HEADER = "x-idv-mock-hint"
@@ -100,7 +100,7 @@ async def apply(request: Request, response: Response) -> Found:
     call = Call(
         request.method,
         request.url.path,
-        query_pairs(request.scope["query_string"]),
+        _query(request),
         request.headers,
         await request.body(),
         response.status_code,
@@ -111,6 +111,14 @@ async def apply(request: Request, response: Response) -> Found:
         response.headers[HEADER] = text
         LOG.warning("%s %s -> %d: %s", call.method, _shown(call.path), call.status, text)
     return Found(text, call.project or _misplaced_project(request, call))
+
+
+def _query(request: Request) -> list[tuple[str, str]]:
+    """The query's pairs as ``query_pairs`` reads them, from the request's own parse (the
+    handler's, usually) rather than a second one; none for an empty query string."""
+    if not request.scope["query_string"]:
+        return []
+    return request.query_params.multi_items()
 
 
 def hint_for(call: Call) -> str | None:
@@ -376,6 +384,7 @@ def _name_hint(
     return None
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function, asked on every call with a parameter
 def _closest(name: str, names: frozenset[str]) -> str | None:
     """The name ``name`` most likely meant: the same letters in another case or spelling
     (``submissionId``/``submission_id``), a singular or plural, or a known alias."""

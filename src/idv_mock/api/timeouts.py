@@ -23,60 +23,77 @@ _TIMEOUT_RESPONSE = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
     b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_TIMEOUT_BODY), _TIMEOUT_BODY)
 )
+_EARLY = 0.002  # a timer may fire up to a millisecond early (the loop's clock resolution)
 
 
 class TimedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's protocol with the request deadline; ``request_timeout`` set by :func:`timed`."""
+    """uvicorn's protocol with the request deadline; ``request_timeout`` set by :func:`timed`.
+
+    One timer per connection, not one per request: each request only notes when its first
+    bytes came (``_since``, None once it is in), and the timer, when it fires, closes the
+    connection if the request it finds started ``request_timeout`` ago, or sets itself for
+    that request's own deadline. Under load a connection so arms a timer every
+    ``request_timeout`` seconds instead of twice per request (arm, cancel)."""
 
     request_timeout: float = 20.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._receiving = False  # a request's headers are in, its body not yet complete
+        self._timer: asyncio.TimerHandle | None = None
+        self._since: float | None = None  # loop time of the first bytes of the request in
+        self._received: object = None  # the scope of the last request received whole
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()
 
     def data_received(self, data: bytes) -> None:
-        if self._deadline is None:  # the first bytes of the next request
+        if self._since is None:  # the first bytes of the next request
             self._arm()
         super().data_received(data)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        if self._deadline is None:  # a pipelined request, in the same bytes as the last one
+        if self._since is None:  # a pipelined request, in the same bytes as the last one
             self._arm()
 
-    def on_headers_complete(self) -> None:
-        self._receiving = True
-        super().on_headers_complete()
-
     def on_message_complete(self) -> None:
-        self._disarm()
-        self._receiving = False
+        self._since = None  # in: the timer, when it fires, finds nothing to do
+        self._received = self.scope
         super().on_message_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._since = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         super().connection_lost(exc)
 
     def _arm(self) -> None:
-        self._deadline = self.loop.call_later(self.request_timeout, self._expired)
+        self._since = since = self.loop.time()
+        if self._timer is None:
+            self._timer = self.loop.call_at(since + self.request_timeout, self._check)
 
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _expired(self) -> None:
-        self._deadline = None
+    def _check(self) -> None:
+        self._timer = None
+        if self._since is None:  # no request on its way: the next one arms the timer again
+            return
+        deadline = self._since + self.request_timeout
+        if self.loop.time() < deadline - _EARLY:  # a later request, with time left
+            self._timer = self.loop.call_at(deadline, self._check)
+            return
+        self._since = None
         if self.transport.is_closing():
             return
-        if not self._receiving:
+        if not self._receiving():
             self.transport.write(_TIMEOUT_RESPONSE)
         self.transport.close()
+
+    def _receiving(self) -> bool:
+        """Whether the late request's headers are in (its body is late): uvicorn starts a
+        scope at a request's first byte and gives it a method once the headers are in."""
+        scope = self.scope  # None before the connection's first request
+        return scope is not None and scope is not self._received and "method" in scope
 
 
 def timed(seconds: float) -> type[TimedHttpToolsProtocol]:

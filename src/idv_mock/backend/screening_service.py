@@ -14,7 +14,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from idv_mock import schemas
-from idv_mock.aml import report, screening
+from idv_mock.aml import screening  # report (fpdf, about 0.1 s to import): when one is asked for
 from idv_mock.backend import aml, events
 from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
 from idv_mock.backend.exceptions import (
@@ -111,6 +111,8 @@ class ScreeningOperations:
             info = project.aml.reports.get(resource_id)
             if info is None:
                 raise NotFound(f"report {resource_id} not found")
+        from idv_mock.aml import report
+
         return report.render_aml_report(info)
 
     # --- the project's own watchlist ---

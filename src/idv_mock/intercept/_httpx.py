@@ -4,10 +4,19 @@ Patching the transport class rather than a client covers clients made before the
 started and clients built deep inside the code under test; the call then reaches the app
 through the same in-process transports the fixtures use, so a ``connection_reset`` fault
 is the ``httpx.RemoteProtocolError`` a socket would give.
+
+A third layer, on ``httpx.Cookies.extract_cookies``, spares the mock's own answers the
+cookie pass httpx makes after every response: for a response without ``Set-Cookie`` (or
+``Set-Cookie2``) that pass changes nothing in the jar, but it copies every header into an
+``email`` message and parses the URL again for ``http.cookiejar`` (about a fifth of an
+intercepted call; the ``idv_client`` fixture skips it the same way). Only the response the
+layer itself just answered in this thread is spared; every other response, and any
+response that sets a cookie, goes through the cookie jar as it always did.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable
 
 import httpx
@@ -17,37 +26,55 @@ from idv_mock.intercept._routing import Target, decide, split_httpx
 
 SyncHandle = Callable[[httpx.HTTPTransport, httpx.Request], httpx.Response]
 AsyncHandle = Callable[[httpx.AsyncHTTPTransport, httpx.Request], Awaitable[httpx.Response]]
+Extract = Callable[[httpx.Cookies, httpx.Response], None]
+SET_COOKIE = (b"set-cookie", b"set-cookie2")
+
+
+class _Answered(threading.local):
+    """The response a layer of this target answered last in this thread, until the client
+    hands it to its cookie jar (right after: nothing runs between the two)."""
+
+    response: httpx.Response | None = None
 
 
 def layers(target: Target) -> list[Layer]:
+    answered = _Answered()
     return [
-        Layer(httpx.HTTPTransport, "handle_request", lambda real: _sync_layer(target, real)),
+        Layer(
+            httpx.HTTPTransport,
+            "handle_request",
+            lambda real: _sync_layer(target, answered, real),
+        ),
         Layer(
             httpx.AsyncHTTPTransport,
             "handle_async_request",
-            lambda real: _async_layer(target, real),
+            lambda real: _async_layer(target, answered, real),
         ),
+        Layer(httpx.Cookies, "extract_cookies", lambda real: _cookie_layer(answered, real)),
     ]
 
 
-def _sync_layer(target: Target, real: SyncHandle) -> SyncHandle:
+def _sync_layer(target: Target, answered: _Answered, real: SyncHandle) -> SyncHandle:
     def handle_request(transport: httpx.HTTPTransport, request: httpx.Request) -> httpx.Response:
         where = split_httpx(request.url)
         path = decide(target, where, request.url)
         if path is None:
             return real(transport, request)
         if path == where[3]:
-            return target.sync.handle_request(request)
-        try:
-            return target.sync.handle_request(_moved(request, path, request.read()))
-        except httpx.RequestError as exc:
-            exc.request = request
-            raise
+            response = target.sync.handle_request(request)
+        else:
+            try:
+                response = target.sync.handle_request(_moved(request, path, request.read()))
+            except httpx.RequestError as exc:
+                exc.request = request
+                raise
+        answered.response = response
+        return response
 
     return handle_request
 
 
-def _async_layer(target: Target, real: AsyncHandle) -> AsyncHandle:
+def _async_layer(target: Target, answered: _Answered, real: AsyncHandle) -> AsyncHandle:
     async def handle_async_request(
         transport: httpx.AsyncHTTPTransport, request: httpx.Request
     ) -> httpx.Response:
@@ -56,15 +83,32 @@ def _async_layer(target: Target, real: AsyncHandle) -> AsyncHandle:
         if path is None:
             return await real(transport, request)
         if path == where[3]:
-            return await target.asynchronous.handle_async_request(request)
-        moved = _moved(request, path, await request.aread())
-        try:
-            return await target.asynchronous.handle_async_request(moved)
-        except httpx.RequestError as exc:
-            exc.request = request
-            raise
+            response = await target.asynchronous.handle_async_request(request)
+        else:
+            moved = _moved(request, path, await request.aread())
+            try:
+                response = await target.asynchronous.handle_async_request(moved)
+            except httpx.RequestError as exc:
+                exc.request = request
+                raise
+        answered.response = response
+        return response
 
     return handle_async_request
+
+
+def _cookie_layer(answered: _Answered, real: Extract) -> Extract:
+    def extract_cookies(cookies: httpx.Cookies, response: httpx.Response) -> None:
+        if response is answered.response:
+            answered.response = None
+            for name, _ in response.headers.raw:
+                if name.lower() in SET_COOKIE:
+                    break
+            else:
+                return  # no cookie set: the jar's pass would change nothing
+        real(cookies, response)
+
+    return extract_cookies
 
 
 def _moved(request: httpx.Request, path: str, body: bytes) -> httpx.Request:

@@ -1,0 +1,63 @@
+"""Pages are found again by the identity of their stored items (``get_submission._Joined``):
+a repeated read answers the same bytes without joining them again, and any change of an
+item (which stores new bytes) or of the page's make-up answers the new page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.testclient import TestClient
+
+from conftest import some_submission
+from idv_mock import Service
+from idv_mock.api import get_submission
+
+PATH = "/v3/submission"
+
+
+def get(client: TestClient, query: str) -> bytes:
+    response = client.get(f"{PATH}?{query}")
+    assert response.status_code == 200
+    return response.content
+
+
+def items(body: bytes) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = orjson.loads(body)["Items"]
+    return found
+
+
+def test_a_repeated_read_is_the_same_page(client: TestClient, service: Service) -> None:
+    sid = some_submission(service)["submission_id"]
+    first, second = get(client, f"submission_id={sid}"), get(client, f"submission_id={sid}")
+    assert first == second
+    assert items(first) == [service.stored_submission("default", sid)]
+
+
+def test_an_edit_answers_the_new_item(client: TestClient, service: Service) -> None:
+    sid = some_submission(service)["submission_id"]
+    before = get(client, f"submission_id={sid}")
+    project = service.project("default")
+    service.edit(project, sid, "admin@example.com", {"memo": "edited after a read"})
+    after = get(client, f"submission_id={sid}")
+    assert after != before
+    assert items(after)[0]["memo"]["text"] == "edited after a read"
+    assert items(after) == [service.stored_submission("default", sid)]
+
+
+def test_a_new_submission_changes_the_newest_page(client: TestClient, service: Service) -> None:
+    before = items(get(client, "count=3"))
+    created = service.create_submission("default")
+    after = items(get(client, "count=3"))
+    assert after[0]["submission_id"] == created["submission_id"]
+    assert after[1:] == before[:2]
+
+
+def test_the_kept_pages_stay_within_their_budget(monkeypatch: Any, service: Service) -> None:
+    joined = get_submission._Joined()
+    monkeypatch.setattr(joined, "BUDGET", 64 * 1024)
+    blobs = list(service.project("default").store.blobs.values())
+    for blob in blobs:
+        assert joined.page([blob], None) == b'{"Items":[' + blob + b"]}"
+        assert joined.size <= joined.BUDGET
+    assert joined.page([], None) == b'{"Items":[]}'
