@@ -121,3 +121,9 @@ def test_a_webhook_aimed_at_the_servers_own_reset_is_refused() -> None:
     assert count == {"default": 2}  # not reset
     assert {d["status"] for d in records} == {"failed"}
     assert all(d["attempts"][0]["error"].startswith("refused: ") for d in records)
+
+
+def test_a_token_of_any_bytes_is_refused_not_a_500() -> None:
+    with client_of(exposed=True, admin_token="T0ken") as client:
+        r = client.get("/__admin/projects", headers={"x-idv-mock-admin-token": b"\xe9t\xe9"})
+        assert r.status_code == 403

@@ -17,7 +17,8 @@ from http.cookies import SimpleCookie
 
 from starlette.types import Scope
 
-ADMIN_PREFIX = "/__admin"
+from idv_mock.api.admin import CONTROL_PREFIX
+
 TOKEN_HEADER = b"x-idv-mock-admin-token"
 TOKEN_COOKIE = "idv_mock_admin_token"
 EXEMPT = ("/__admin/ui/login", "/__admin/ui/static/")
@@ -58,12 +59,19 @@ class Exposure:
     def refuses(self, scope: Scope) -> bool:
         """Whether this request to the server is refused by the rule."""
         path: str = scope["path"]
-        if not self.guarded or not path.startswith(ADMIN_PREFIX):
+        if not self.guarded or not path.startswith(CONTROL_PREFIX):
             return False
         if path.startswith(EXEMPT):
             return False
-        given = _given_token(scope)
-        return not (self.token and given and hmac.compare_digest(given, self.token))
+        return not self.accepts(_given_token(scope))
+
+    def accepts(self, given: str | None) -> bool:
+        """Whether ``given`` is the admin token (always, when the rule does not apply)."""
+        if not self.guarded:
+            return True
+        if not (self.token and given):
+            return False
+        return hmac.compare_digest(given.encode(), self.token.encode())  # any text, no TypeError
 
 
 def _given_token(scope: Scope) -> str | None:

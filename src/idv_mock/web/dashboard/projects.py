@@ -3,12 +3,11 @@ live stamp the pages poll."""
 
 from __future__ import annotations
 
-import hmac
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from idv_mock.api.admin import mask_key
+from idv_mock.api.exposure import TOKEN_COOKIE
 from idv_mock.web.dashboard.common import (
     NAV,
     UI,
@@ -21,8 +20,6 @@ from idv_mock.web.dashboard.common import (
     service,
     shell,
 )
-
-TOKEN_COOKIE = "idv_mock_admin_token"  # the exposure rule reads it (api/exposure.py)
 
 
 async def projects(request: Request) -> Response:
@@ -77,11 +74,7 @@ async def login(request: Request) -> Response:
     token = (await form(request)).get("token", "")
     if not (token and token.isascii() and token.isprintable() and len(token) <= 4096):
         raise UiError(400, "type the admin token (printable ASCII)")
-    exposure = getattr(request.app.state, "exposure", None)
-    expected = getattr(exposure, "token", None)
-    if getattr(exposure, "guarded", False) and not (
-        expected and hmac.compare_digest(token.encode(), str(expected).encode())
-    ):
+    if not request.app.state.exposure.accepts(token):
         return RedirectResponse(f"{UI}/login?wrong=1", 303)
     response = RedirectResponse(f"{UI}/", 303)
     response.set_cookie(TOKEN_COOKIE, token, path="/__admin", httponly=True, samesite="strict")
