@@ -69,7 +69,7 @@ class LiveServer:
 
     def __enter__(self) -> LiveServer:
         running = self._serving.__enter__()
-        self.port, self.server = running.port, running.server
+        self.port = running.port
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -400,7 +400,7 @@ def idv_webhook_receiver(idv_service: Service) -> Iterator[Any]:
     receiver = receiver_class()()
     project = idv_service.project("default")
     receiver.api_key = project.api_key
-    receiver.key_derivation = str(project.options.get("key_derivation", "sha256"))
+    receiver.key_derivation = project.derivation
     receiver.start()
     idv_service.update_project("default", {"options": {"webhook_url": receiver.url}})
     yield receiver

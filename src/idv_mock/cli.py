@@ -286,7 +286,7 @@ def serve(args: argparse.Namespace) -> int:
         cors_origins=tuple(args.cors_origin),
     )
     app.state.scenarios = LazyScenarios()  # the dashboard's runner (web/ cannot import it)
-    _log_hints_to_stderr()
+    _log_to_stderr("idv_mock.hints", "idv-mock: hint: ")
     banner = _banner(args, app, service, admins, scenario if args.scenario else None)
     if args.state_file is None:
         print(banner, flush=True)
@@ -347,7 +347,7 @@ def _serve_with_state(args: argparse.Namespace, service: Any, app: Any, banner: 
         keys = _project_keys(service)
         print(f"  the file's projects replace the flags' default project; keys: {keys}", flush=True)
     print(_saver_banner(state, args.save_interval), flush=True)
-    _log_state_file_to_stderr()
+    _log_to_stderr("idv_mock.state_file", "idv-mock: state file: ")
     saver = persistence.PeriodicSaver(state, args.save_interval).start()
     # uvicorn shuts down on SIGINT/SIGTERM and then re-raises the signal: make both end in
     # an exception here, so the final save below runs instead of the default handler.
@@ -371,27 +371,15 @@ def _saver_banner(state: StateFile, interval: float) -> str:
     return f"  saves: {when}; last save {health.last_save_at}; on a failed save: {on_error}"
 
 
-def _log_state_file_to_stderr() -> None:
-    """Each failed save as one line on stderr (uvicorn configures only its own loggers)."""
+def _log_to_stderr(logger_name: str, prefix: str) -> None:
+    """Each record of ``logger_name`` as one line on stderr, after ``prefix`` (uvicorn
+    configures only its own loggers): failed state-file saves, near-miss hints."""
     import logging
 
-    logger = logging.getLogger("idv_mock.state_file")
+    logger = logging.getLogger(logger_name)
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("idv-mock: state file: %(message)s"))
-        logger.addHandler(handler)
-        logger.propagate = False
-
-
-def _log_hints_to_stderr() -> None:
-    """Each near-miss hint as one line on stderr (``idv_mock.hints``; uvicorn configures
-    only its own loggers)."""
-    import logging
-
-    logger = logging.getLogger("idv_mock.hints")
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("idv-mock: hint: %(message)s"))
+        handler.setFormatter(logging.Formatter(f"{prefix}%(message)s"))
         logger.addHandler(handler)
         logger.propagate = False
 

@@ -126,11 +126,23 @@ def normalize_ciphertext(text: str) -> str:
     return text.strip().replace(" ", "+")
 
 
-def _b64decode(text: str) -> bytes:
+def _b64(text: str) -> bytes:
+    """The bytes of a (possibly URL-damaged) base64 ciphertext, ECB or GCM."""
     try:
-        raw = base64.b64decode(normalize_ciphertext(text).encode("ascii"), validate=True)
+        return base64.b64decode(normalize_ciphertext(text).encode("ascii"), validate=True)
     except (UnicodeEncodeError, binascii.Error) as exc:
         raise CryptoError("ciphertext is not valid base64") from exc
+
+
+def _json(plaintext: str) -> Any:
+    try:
+        return orjson.loads(plaintext)
+    except orjson.JSONDecodeError as exc:
+        raise CryptoError("plaintext is not JSON") from exc
+
+
+def _b64decode(text: str) -> bytes:
+    raw = _b64(text)
     if not raw or len(raw) % _BLOCK_BYTES:
         raise CryptoError(f"ciphertext length {len(raw)} is not a positive multiple of 16")
     return raw
@@ -158,10 +170,7 @@ def decrypt_text(text: str, api_key: str, derivation: str = "sha256") -> str:
 
 def decrypt(text: str, api_key: str, derivation: str = "sha256") -> Any:
     """Decrypt base64 ``text`` and parse the plaintext as JSON."""
-    try:
-        return orjson.loads(decrypt_text(text, api_key, derivation))
-    except orjson.JSONDecodeError as exc:
-        raise CryptoError("plaintext is not JSON") from exc
+    return _json(decrypt_text(text, api_key, derivation))
 
 
 def decrypt_object(text: str, api_key: str, derivation: str = "sha256") -> dict[str, Any]:
@@ -192,10 +201,7 @@ def encrypt_gcm(
 
 def decrypt_gcm_text(text: str, api_key: str, derivation: str = "sha256") -> str:
     """The UTF-8 text sealed by :func:`encrypt_gcm`; any failure is a ``CryptoError``."""
-    try:
-        raw = base64.b64decode(normalize_ciphertext(text).encode("ascii"), validate=True)
-    except (UnicodeEncodeError, binascii.Error) as exc:
-        raise CryptoError("ciphertext is not valid base64") from exc
+    raw = _b64(text)
     if len(raw) < GCM_NONCE_BYTES + GCM_TAG_BYTES:
         raise CryptoError("GCM ciphertext shorter than nonce and tag")
     aes = AESGCM(derive_key(api_key, derivation))
@@ -209,7 +215,4 @@ def decrypt_gcm_text(text: str, api_key: str, derivation: str = "sha256") -> str
 
 def decrypt_gcm(text: str, api_key: str, derivation: str = "sha256") -> Any:
     """The JSON value sealed by :func:`encrypt_gcm`."""
-    try:
-        return orjson.loads(decrypt_gcm_text(text, api_key, derivation))
-    except orjson.JSONDecodeError as exc:
-        raise CryptoError("plaintext is not JSON") from exc
+    return _json(decrypt_gcm_text(text, api_key, derivation))

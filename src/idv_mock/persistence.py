@@ -34,6 +34,7 @@ import orjson
 from idv_mock import schemas
 from idv_mock.backend import InvalidInput, Service
 from idv_mock.backend.snapshots import no_gc
+from idv_mock.clock import iso
 from idv_mock.jsondepth import MAX_DEPTH, too_deep
 
 _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')
@@ -82,11 +83,10 @@ def save(service: Service, path: Path, epoch: int = 0) -> None:
 
 @dataclass(slots=True)
 class Loaded:
-    """A state file read and checked: its document, its epoch, whether this server wrote it."""
+    """A state file read and checked: its document and its epoch."""
 
     doc: dict[str, Any]
     epoch: int
-    trusted: bool
 
 
 def read(path: Path) -> Loaded:
@@ -108,7 +108,7 @@ def read(path: Path) -> Loaded:
     if not trusted:
         _check_foreign(path, doc)
         epoch = _header_epoch(header)
-    return Loaded(doc, epoch, trusted)
+    return Loaded(doc, epoch)
 
 
 def _verified(raw: bytes) -> tuple[int, bool]:
@@ -176,10 +176,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 class StateFile:
     """One server's state file: open (load, new epoch, save at once), save when changed.
 
@@ -229,7 +225,7 @@ class StateFile:
                 self.health.failed(describe_error(exc))
                 raise
             self._saved = marker
-            self.health.succeeded(now_iso())
+            self.health.succeeded(iso(datetime.now(timezone.utc)))
 
     def save_if_changed(self) -> bool:
         """Save when anything changed since the last save (or it failed); True if it saved."""

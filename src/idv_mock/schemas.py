@@ -78,9 +78,16 @@ def definition(name: str) -> dict[str, Any]:
     return dict(defs[name])
 
 
+@functools.cache
 def enum(name: str) -> tuple[str, ...]:
     """The allowed values of an enumerated definition of ``defs.json``."""
     return tuple(definition(name)["enum"])
+
+
+@functools.cache
+def countries() -> frozenset[str]:
+    """ISO 3166-1 alpha-3 codes the mock knows (``defs.json`` ``country``)."""
+    return frozenset(enum("country"))
 
 
 def option_defaults() -> dict[str, Any]:

@@ -250,9 +250,19 @@ class WebhookDispatcher:
 
     def deliveries(self, project_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
-            groups = [r for pid, r in self._records.items() if project_id in (None, pid)]
-            found = sorted((d for group in groups for d in group), key=_sequence)
+            if project_id is not None:  # one project's records are in send order already
+                found = list(self._records.get(project_id, ()))
+            else:
+                found = sorted((d for r in self._records.values() for d in r), key=_sequence)
         return [d.describe() for d in found]
+
+    def tally(self, project_id: str) -> tuple[int, int, int]:
+        """A project's deliveries, their attempts, and how many are no longer pending: the
+        counts a page polls for, without describing every record."""
+        with self._lock:
+            found = list(self._records.get(project_id, ()))
+        attempts = sum(len(d.attempts) for d in found)
+        return len(found), attempts, sum(d.status != "pending" for d in found)
 
     def clear(self, project_id: str | None = None) -> None:
         """Forget the delivery records (of one project, or all), drop what is queued and

@@ -97,7 +97,7 @@ async def list_projects(request: Request) -> Response:
 def _keys_shown(request: Request, project: dict[str, Any]) -> dict[str, Any]:
     """A project's description with its API key masked, unless ``?show_keys=true`` (the
     caller already passed the exposure rule): listings and screenshots leak no key."""
-    if request.query_params.get("show_keys", "false").lower() not in ("true", "1", "yes"):
+    if not _flag(request, "show_keys"):
         project["api_key"] = mask_key(str(project["api_key"]))
     return project
 
@@ -125,7 +125,7 @@ async def update_project(request: Request) -> Response:
 
 async def create_submission(request: Request) -> Response:
     overrides = await _object_body(request)
-    fire = request.query_params.get("fire_webhooks", "false").lower() in ("true", "1", "yes")
+    fire = _flag(request, "fire_webhooks")
     sub = service_of(request).create_submission(_pid(request), overrides, fire_webhooks=fire)
     return json_response(sub, 201)
 
@@ -173,7 +173,7 @@ async def get_submission(request: Request) -> Response:
 
 async def export_state(request: Request) -> Response:
     """The whole state; ``?summary=true``: the counts and the state file's save health."""
-    if request.query_params.get("summary", "false").lower() in ("true", "1", "yes"):
+    if _flag(request, "summary"):
         return json_response(_summary(service_of(request), "state summary"))
     return Response(service_of(request).export_state_json(), media_type=JSON)
 
@@ -212,6 +212,11 @@ def _call(operation: Callable[[Request, dict[str, Any]], Any], status: int = 200
         return json_response(operation(request, body), status)
 
     return handler
+
+
+def _flag(request: Request, name: str) -> bool:
+    """A switch in the query (``true``, ``1`` or ``yes``; absent: off)."""
+    return request.query_params.get(name, "false").lower() in ("true", "1", "yes")
 
 
 def _pid(request: Request) -> str:

@@ -130,7 +130,7 @@ async def answer(service: Service, scope: Scope, send: Send) -> bool:
     if project is None or not takes_plain_page(project):
         return False
     facts = Facts(project, has_body)
-    for step in STEPS:  # preconditions.pending, without a generator per call
+    for step in STEPS:  # the route's own steps (preconditions.py); a loop, no generator
         if step.applies(facts):
             return False
     query_string: bytes = scope["query_string"]

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import re
 
-import orjson
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from idv_mock.api.admin import control_body, is_control
+from idv_mock.api.admin import shaped_for
+from idv_mock.api.http import send_json
+from idv_mock.errors import ApiError
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 NOT_SAVED = re.compile(r"^/__admin/projects/[^/]+/(faults(/[^/]+)?|requests)$")
@@ -40,15 +41,8 @@ class WriteGuard:
             except ClientDisconnect:  # nothing answered, nothing can be
                 return
             return
-        shaped = control_body({"message": reason}) if is_control(scope["path"]) else None
-        body = orjson.dumps(shaped or {"message": reason})
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode("latin-1")),
-            (b"retry-after", b"1"),
-        ]
-        await send({"type": "http.response.start", "status": 503, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        error = shaped_for(scope["path"], ApiError(503, {"message": reason}))
+        await send_json(send, error.status, error.body, [(b"retry-after", b"1")])
 
 
 def _refusal(scope: Scope) -> str | None:

@@ -150,6 +150,7 @@ def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # several rules ask, per call; paths repeat
 def route_of(path: str) -> str | None:
     """The contract's path template ``path`` is an instance of, if any."""
     if path in operations():  # most calls: no path parameter, one dict look-up

@@ -25,6 +25,21 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
     return Response(orjson.dumps(body), status, headers=headers, media_type=JSON)
 
 
+async def send_json(
+    send: Any, status: int, body: Any, extra_headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    """A JSON answer in plain ASGI, for the layers in front of Starlette (``limits.py``,
+    ``guard.py``), which have no ``Response`` to return."""
+    content = orjson.dumps(body)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(content)).encode("latin-1")),
+        *extra_headers,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})
+
+
 def error_response(error: ApiError) -> Response:
     return json_response(error.body, error.status, error.headers)
 

@@ -166,7 +166,7 @@ def _form_data(raw: bytes) -> str | None:
 def _decrypted(project: Project, text: str | None) -> Any:
     if not text or not project.secure:
         return None
-    derivation = str(project.options.get("key_derivation", "sha256"))
+    derivation = project.derivation
     try:
         return crypto.decrypt(text, project.api_key, derivation)
     except crypto.CryptoError:

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import orjson
 from starlette.types import Message, Receive, Scope, Send
 
-from idv_mock.api.admin import control_body, is_control
+from idv_mock.api.admin import CONTROL_PREFIX, shaped_for
 from idv_mock.api.exposure import Exposure
+from idv_mock.api.http import send_json
 from idv_mock.errors import GENERIC
 
 MAX_BODY = 1024 * 1024
@@ -31,7 +31,7 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def body_limit(path: str) -> int:
-    return MAX_ADMIN_BODY if path.startswith("/__admin") else MAX_BODY
+    return MAX_ADMIN_BODY if path.startswith(CONTROL_PREFIX) else MAX_BODY
 
 
 def headers_size(scope: Scope) -> int:
@@ -100,16 +100,8 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 async def _answer(send: Send, code: str, path: str) -> None:
-    error = GENERIC.error(code)
-    body = control_body(error.body) if is_control(path) else error.body  # /v3's stay as they are
-    status, content = error.status, orjson.dumps(body)
-    headers: list[tuple[bytes, bytes]] = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(content)).encode()),
-        (b"connection", b"close"),
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": content})
+    error = shaped_for(path, GENERIC.error(code))  # /v3's bodies stay as they are
+    await send_json(send, error.status, error.body, [(b"connection", b"close")])
 
 
 def too_large(scope: dict[str, Any] | Scope) -> bool:

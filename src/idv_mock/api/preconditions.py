@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from idv_mock.api.faults import rule_response
 from idv_mock.api.http import parse_json, project_of, service_of
-from idv_mock.api.limits import MAX_BODY, too_large
+from idv_mock.api.limits import MAX_BODY, says_body, too_large
 from idv_mock.backend import Project
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.errors import GENERIC, RATE_LIMIT, Family
@@ -102,22 +102,12 @@ STEPS: tuple[Step, ...] = (
 )
 
 
-def pending(facts: Facts) -> bool:
-    """Whether any step has work for the call (the fast lane then leaves it to the route)."""
-    return any(step.applies(facts) for step in STEPS)
-
-
 async def run_steps(request: Request, family: Family) -> Response | None:
     """Every step that applies, in order: an answer of one ends the call before its handler."""
-    facts = Facts(project_of(request), _says_body(request))
+    facts = Facts(project_of(request), says_body(request.scope))
     for step in STEPS:
         if step.applies(facts):
             answered = await step.run(request, family)
             if answered is not None:
                 return answered
     return None
-
-
-def _says_body(request: Request) -> bool:
-    headers = request.headers
-    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers

@@ -49,7 +49,7 @@ def ciphertext_from_body(raw: bytes) -> str:
 
 def decrypt_object(text: str, project: Project) -> dict[str, Any]:
     """The JSON object inside ``text``, telling a bad ciphertext from bad plaintext."""
-    derivation = str(project.options.get("key_derivation", "sha256"))
+    derivation = project.derivation
     try:
         plain = crypto.decrypt_text(text, project.api_key, derivation)
     except crypto.CryptoError as exc:
@@ -64,5 +64,5 @@ def decrypt_object(text: str, project: Project) -> dict[str, Any]:
 
 
 def encrypted(body: Any, project: Project) -> dict[str, Any]:
-    derivation = str(project.options.get("key_derivation", "sha256"))
+    derivation = project.derivation
     return {"data": crypto.encrypt(body, project.api_key, derivation), "isEncrypted": True}

@@ -67,7 +67,7 @@ class DashboardOperations:
                 "worklists": len(project.monitoring.worklists),
                 "journal": len(project.journal.entries),
             }
-        counts["deliveries"] = len(self.webhooks.deliveries(project_id))
+        counts["deliveries"] = self.webhooks.tally(project_id)[0]
         return counts
 
     def dashboard_pulse(self, project_id: str) -> str:
@@ -76,10 +76,8 @@ class DashboardOperations:
         with self._lock:
             project = self.project(project_id)
             stamp = f"{self.changes}.{len(project.store)}.{project.journal.counter}"
-        found = self.webhooks.deliveries(project_id)
-        attempts = sum(len(d["attempts"]) for d in found)
-        settled = sum(d["status"] != "pending" for d in found)
-        return f"{stamp}.{len(found)}.{attempts}.{settled}"
+        count, attempts, settled = self.webhooks.tally(project_id)
+        return f"{stamp}.{count}.{attempts}.{settled}"
 
     def hidden_fields_of(self, project_id: str, sid: str) -> list[str]:
         """The fields a projection hid from this submission when it arrived (none: [])."""

@@ -18,7 +18,7 @@ from idv_mock.backend import duplicates as dup
 Submission = dict[str, Any]
 
 _DATE = re.compile(schemas.definition("date")["pattern"])
-_COUNTRIES = frozenset(schemas.enum("country"))
+_COUNTRIES = schemas.countries()
 _ID_TYPES = frozenset(schemas.enum("id_type"))
 _GENDERS = frozenset(schemas.enum("gender"))
 _KYC = frozenset(schemas.enum("kyc_result"))

@@ -215,9 +215,8 @@ def _store(link: Link, name: str, value: str) -> None:
 
 
 def _check_values(link: Link) -> None:
-    countries = set(schemas.enum("country"))
     allowed = link.get("allowedCountries")
-    if allowed and not set(allowed.split(",")) <= countries:
+    if allowed and not set(allowed.split(",")) <= schemas.countries():
         raise Refused("invalid-parameter", "allowedCountries", known=link.returned())
     chosen = link.get("selectedIssuingCountry")
     if chosen and chosen not in link.countries():

@@ -145,7 +145,7 @@ class LiveformOperations:
 
     def _decryptor(self, project: Project) -> Callable[[str], Any]:
         options = project.options
-        key, derivation = project.api_key, str(options.get("key_derivation", "sha256"))
+        key, derivation = project.api_key, project.derivation
         if options.get("liveform_key") == "secret":
             found = self.forms.secrets.get(project.project_id)
             key, derivation = found or "", "sha256"

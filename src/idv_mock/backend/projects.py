@@ -62,6 +62,11 @@ class Project:
         return self.projections.applied.get(sid)
 
     @property
+    def derivation(self) -> str:
+        """How the project's API key becomes an AES key (option ``key_derivation``)."""
+        return str(self.options.get("key_derivation", "sha256"))
+
+    @property
     def secure(self) -> bool:
         return bool(self.options.get("secure_transfer"))
 

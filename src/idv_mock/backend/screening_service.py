@@ -31,7 +31,7 @@ from idv_mock.clock import Clock, iso
 from idv_mock.fake.factory import SubmissionFactory
 
 Submission = dict[str, Any]
-COUNTRIES = frozenset(schemas.enum("country"))
+COUNTRIES = schemas.countries()
 _DATE = re.compile(schemas.definition("date")["pattern"])
 SUCCESS_MESSAGE = "complete to search AML."
 

@@ -403,7 +403,7 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
         url = project.options.get("webhook_url")
         if not url:
             return
-        derivation = str(project.options.get("key_derivation", "sha256"))
+        derivation = project.derivation
         for event in batch:
             body = event.payload
             if project.secure:

@@ -3,7 +3,6 @@ capture signals and pre-verification, as the applicant's flow would have left th
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -173,11 +172,6 @@ _CAMERA_STEPS = tuple(
 
 def real_country(code: str) -> str:
     """``code`` when it is an ISO 3166-1 alpha-3 code, else :data:`FALLBACK_COUNTRY`."""
-    return code if code in _countries() else FALLBACK_COUNTRY
-
-
-@functools.cache
-def _countries() -> frozenset[str]:
     from idv_mock import schemas  # loaded on first use
 
-    return frozenset(schemas.enum("country"))
+    return code if code in schemas.countries() else FALLBACK_COUNTRY

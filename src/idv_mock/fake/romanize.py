@@ -120,6 +120,8 @@ def romanize(name: str, *, family_first: bool = False) -> str:
 
 
 def _latin(text: str) -> bool:
+    if text.isascii():  # every ASCII letter is LATIN: no name look-up per character
+        return True
     return all(not c.isalpha() or "LATIN" in unicodedata.name(c, "") for c in text)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 import orjson
 from starlette.requests import Request
@@ -23,7 +23,7 @@ from idv_mock.backend import BackendError, NotFound
 from idv_mock.backend.liveform import RETURNED, Refused
 from idv_mock.backend.liveform_flow import REASONS, Session, StepInputError
 from idv_mock.errors import GENERIC, LIVEFORM
-from idv_mock.web.pages import render, service
+from idv_mock.web.pages import first_values, render, service
 
 ERROR_KEYS = {entry.key for entry in LIVEFORM.entries}
 MAX_FORM = 64 * 1024  # a step's form is a few fields
@@ -120,7 +120,7 @@ async def step_form(request: Request) -> Response:
     length = request.headers.get("content-length", "0")
     if not length.isdigit() or int(length) > MAX_FORM:
         raise GENERIC.error("payload_too_large")
-    form = _form(await request.body())
+    form = first_values(await request.body())
     try:
         session = service(request).liveform_step(sid, step, form)
     except StepInputError as exc:
@@ -139,14 +139,6 @@ def _link_of(request: Request, sid: str) -> tuple[str, str]:
     except Refused:
         return "", "en"
     return session.project_id, session.link.lang
-
-
-def _form(body: bytes) -> dict[str, str]:
-    """An urlencoded form's first values (what a plain HTML form posts)."""
-    found: dict[str, str] = {}
-    for name, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
-        found.setdefault(name, value)
-    return found
 
 
 def _render_step(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -32,6 +33,14 @@ def render(
     page = {"lang": lang, "t": i18n.labels(lang), **context}
     headers = {"Cache-Control": "no-store"}
     return templates.TemplateResponse(request, name, page, status_code=status, headers=headers)
+
+
+def first_values(body: bytes) -> dict[str, str]:
+    """An urlencoded form's first values (what a plain HTML form posts)."""
+    found: dict[str, str] = {}
+    for name, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
+        found.setdefault(name, value)
+    return found
 
 
 def service(request: Request) -> Service:

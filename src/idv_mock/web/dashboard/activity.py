@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
@@ -12,6 +11,7 @@ from idv_mock.web.dashboard.common import (
     UiError,
     current_project,
     form,
+    pretty,
     redirect,
     render,
     service,
@@ -24,11 +24,11 @@ SHOWN = 200  # newest entries a page shows (the journal keeps up to 10,000)
 
 async def webhooks(request: Request) -> Response:
     pid = current_project(request).project_id
-    found = list(reversed(service(request).deliveries(pid)))
+    found = list(reversed(service(request).deliveries(pid)))[:SHOWN]
     for delivery in found:
-        delivery["payload_json"] = _pretty(delivery["payload"])
+        delivery["payload_json"] = pretty(delivery["payload"])
     context = {**shell(request), "active": "/webhooks", "back": "/webhooks"}
-    return render(request, "webhooks.html", {**context, "deliveries": found[:SHOWN]})
+    return render(request, "webhooks.html", {**context, "deliveries": found})
 
 
 async def resend(request: Request) -> Response:
@@ -80,9 +80,5 @@ def _entry(entry: dict[str, Any]) -> dict[str, Any]:
     shown = {**entry, "query_text": "&".join(f"{k}={v}" for k, v in query.items())}
     for part in ("body", "response", "headers", "decrypted"):
         if part in entry:
-            shown[f"{part}_json"] = _pretty(entry[part])
+            shown[f"{part}_json"] = pretty(entry[part])
     return shown
-
-
-def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

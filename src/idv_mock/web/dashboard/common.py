@@ -8,19 +8,21 @@ state answers 303 to a page (post/redirect/get), with a one-line note in ``?note
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import quote, urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from idv_mock.api.admin import mask_key
-from idv_mock.api.http import service_of
-from idv_mock.backend import BackendError, Conflict, NotFound, Project, Service
+from idv_mock.backend import BackendError, Conflict, NotFound, Project
 from idv_mock.errors import ApiError
-from idv_mock.web.pages import templates
+from idv_mock.web import pages
+from idv_mock.web.pages import first_values
+from idv_mock.web.pages import service as service
 
 UI = "/__admin/ui"
 PROJECT_COOKIE = "idv_mock_ui_project"  # which project the pages show (not a secret)
@@ -50,10 +52,6 @@ class UiError(Exception):
         self.message = message
 
 
-def service(request: Request) -> Service:
-    return service_of(request)
-
-
 def current_project(request: Request) -> Project:
     """``?project=`` if given (unknown: 404), else the cookie's project, else the first."""
     backend = service(request)
@@ -72,7 +70,6 @@ def current_project(request: Request) -> Project:
 def render(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
     """A dashboard page in the shared layout; never cached, as each page is a state."""
     page = {
-        "lang": "en",
         "t": {"title": "Dashboard"},
         "ui": UI,
         "nav": NAV,
@@ -80,10 +77,7 @@ def render(request: Request, name: str, context: dict[str, Any], status: int = 2
         **context,
     }
     page.setdefault("step", "dash-" + name.rsplit("/", 1)[-1].removesuffix(".html"))
-    headers = {"Cache-Control": "no-store"}
-    return templates.TemplateResponse(
-        request, f"dashboard/{name}", page, status_code=status, headers=headers
-    )
+    return pages.render(request, f"dashboard/{name}", "en", page, status)
 
 
 def shell(request: Request) -> dict[str, Any]:
@@ -98,6 +92,11 @@ def shell(request: Request) -> dict[str, Any]:
         "masked_key": mask_key(project.api_key),
         "pulse": service(request).dashboard_pulse(pid),
     }
+
+
+def pretty(value: Any) -> str:
+    """JSON as a page shows it: indented, letters as they are."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def redirect(path: str, note: str = "", **query: str) -> Response:
@@ -117,10 +116,7 @@ async def form(request: Request) -> dict[str, str]:
     body = await request.body()
     if len(body) > MAX_FORM:
         raise UiError(413, "the form is too large")
-    found: dict[str, str] = {}
-    for name, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
-        found.setdefault(name, value)
-    return found
+    return first_values(body)
 
 
 def status_of(exc: BackendError) -> int:

@@ -8,7 +8,6 @@ not API filters: they narrow the items of that page, and the page says how many 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -24,6 +23,7 @@ from idv_mock.web.dashboard.common import (
     UiError,
     current_project,
     form,
+    pretty,
     redirect,
     render,
     service,
@@ -110,8 +110,8 @@ async def submission(request: Request) -> Response:
         "sid": sid,
         "sub": stored,
         "returned": returned,
-        "stored_json": _pretty(stored),
-        "returned_json": _pretty(returned) if returned is not None else "",
+        "stored_json": pretty(stored),
+        "returned_json": pretty(returned) if returned is not None else "",
         "differences": _differences(stored, returned),
         "hidden_fields": backend.hidden_fields_of(project.project_id, sid),
         "records": backend.monitoring_records_of(project.project_id, sid),
@@ -128,10 +128,6 @@ def _as_returned(request: Request, project: Project, sid: str) -> dict[str, Any]
         project, Selection(submission_id=sid, count=1), reduced=False, request_type=None
     )
     return orjson.loads(items[0]) if items else None
-
-
-def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
 
 
 def _differences(stored: dict[str, Any], returned: dict[str, Any] | None) -> list[str]:
