@@ -30,7 +30,7 @@ from idv_mock.api.get_submission import Query, page_json, plain_query, takes_pla
 from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, grouped, query_pairs
 from idv_mock.api.journaling import record_call
 from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
-from idv_mock.api.preconditions import STEPS, Facts
+from idv_mock.api.preconditions import STEPS
 from idv_mock.backend import Project, Service
 
 LANE_PATH = "/v3/submission"
@@ -46,37 +46,46 @@ class MockApp(Starlette):
         cors = state.get("cors")  # CORS, when on, outermost (cors.py)
         if cors is not None:
             await cors(self._guarded, scope, receive, send)
-        elif not (
+            return
+        body = self._lane(state, scope)
+        if body is None:  # size limits and the exposure rule first (limits.py, exposure.py)
+            await guarded(self._routed, scope, receive, send, state["exposure"])
+            return
+        await send(_start(body))  # the two sends here, not in a coroutine: one less per call
+        await send({"type": "http.response.body", "body": body})
+
+    def _lane(self, state: dict[str, Any], scope: Scope) -> bytes | None:
+        """The lane's answer, journaled, or None (nothing done) for a call it does not take."""
+        if (
             scope["type"] == "http"
             and scope["path"] == LANE_PATH  # not /__admin: the exposure rule has no say
             and scope["method"] == "GET"
             and state.get("fast_lane")
             and not scope.get("root_path")
             and not self.user_middleware
-            and await answer(state["service"], scope, send)
         ):
-            # size limits and the exposure rule first (limits.py, exposure.py)
-            await guarded(self._routed, scope, receive, send, state["exposure"])
+            return answer(state["service"], scope)
+        return None
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         await guarded(self._dispatch, scope, receive, send, self.state.exposure)
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Behind CORS: the lane, else Starlette."""
-        if (
-            scope["type"] == "http"
-            and scope["path"] == LANE_PATH
-            and scope["method"] == "GET"
-            and self.state.fast_lane
-            and not scope.get("root_path")
-            and not self.user_middleware
-            and await answer(self.state.service, scope, send)
-        ):
+        body = self._lane(self.state._state, scope)
+        if body is None:
+            await super().__call__(scope, receive, send)
             return
-        await super().__call__(scope, receive, send)
+        await send(_start(body))
+        await send({"type": "http.response.body", "body": body})
 
     async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
         await super().__call__(scope, receive, send)
+
+
+def _start(body: bytes) -> dict[str, Any]:
+    length = (b"content-length", b"%d" % len(body))
+    return {"type": "http.response.start", "status": 200, "headers": [length, _CONTENT_TYPE]}
 
 
 class _Queries:
@@ -108,9 +117,9 @@ class _Queries:
 _QUERIES = _Queries()
 
 
-async def answer(service: Service, scope: Scope, send: Send) -> bool:
-    """Answer and journal the call as the route would; False (having done neither) if the
-    call is not the plain case."""
+def answer(service: Service, scope: Scope) -> bytes | None:
+    """The body the route would answer, journaled as the route would; None (having done
+    neither) if the call is not the plain case."""
     started = time.perf_counter()
     key, has_body, size = None, False, 0
     headers = scope["headers"]
@@ -124,27 +133,23 @@ async def answer(service: Service, scope: Scope, send: Send) -> bool:
         elif name == b"transfer-encoding":
             has_body = True
     if key is None or size > MAX_HEADER_BYTES:  # over the cap: limits.guarded answers 431
-        return False
+        return None
     project = service.project_for_key(key.decode("latin-1"))
     scope[PROJECT_SCOPE_KEY] = project  # should the route answer, it need not look it up again
     if project is None or not takes_plain_page(project):
-        return False
-    facts = Facts(project, has_body)
+        return None
     for step in STEPS:  # the route's own steps (preconditions.py); a loop, no generator
-        if step.applies(facts):
-            return False
+        if step.applies(project, has_body):
+            return None
     query_string: bytes = scope["query_string"]
     query = _QUERIES.get(query_string, project)
     if query is None:
-        return False
+        return None
     try:
         body = page_json(service, project, query)
     except Exception:  # an ApiError (or worse): the route renders it, and journals it
-        return False
+        return None
     record_call(
         service, project, "GET", LANE_PATH, query_string, headers, b"", 200, body, JSON, started
     )
-    length = (b"content-length", str(len(body)).encode("latin-1"))
-    await send({"type": "http.response.start", "status": 200, "headers": [length, _CONTENT_TYPE]})
-    await send({"type": "http.response.body", "body": body})
-    return True
+    return body

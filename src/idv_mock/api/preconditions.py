@@ -22,23 +22,16 @@ from idv_mock.backend import Project
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.errors import GENERIC, RATE_LIMIT, Family
 
-
-@dataclass(frozen=True, slots=True)
-class Facts:
-    """What is known of a call before its body is read: its project and whether it says
-    it carries a body (a non-zero ``content-length`` or any ``transfer-encoding``)."""
-
-    project: Project | None
-    has_body: bool
-
-
 Run = Callable[[Request, Family], Awaitable[Response | None]]
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
     name: str
-    applies: Callable[[Facts], bool]  # cheap: whether ``run`` has anything to do
+    # cheap: whether ``run`` has anything to do, from what is known before the body is read:
+    # the call's project and whether it says it carries a body (a non-zero
+    # ``content-length`` or any ``transfer-encoding``)
+    applies: Callable[[Project | None, bool], bool]
     run: Run  # raises the call's ApiError, answers for the call, or None to go on
 
 
@@ -87,16 +80,20 @@ async def _json(request: Request) -> object:
         return None
 
 
-def _limited(facts: Facts) -> bool:
-    return facts.project is not None and bool(facts.project.options.get("rate_limit_per_second"))
+def _bodied(project: Project | None, has_body: bool) -> bool:
+    return has_body
 
 
-def _faulted(facts: Facts) -> bool:
-    return facts.project is not None and bool(facts.project.faults.rules)
+def _limited(project: Project | None, has_body: bool) -> bool:
+    return project is not None and bool(project.options.get("rate_limit_per_second"))
+
+
+def _faulted(project: Project | None, has_body: bool) -> bool:
+    return project is not None and bool(project.faults.rules)
 
 
 STEPS: tuple[Step, ...] = (
-    Step("body size", lambda facts: facts.has_body, _body_size),
+    Step("body size", _bodied, _body_size),
     Step("rate limit", _limited, _rate_limit),
     Step("fault rules", _faulted, _fault_rules),
 )
@@ -104,9 +101,9 @@ STEPS: tuple[Step, ...] = (
 
 async def run_steps(request: Request, family: Family) -> Response | None:
     """Every step that applies, in order: an answer of one ends the call before its handler."""
-    facts = Facts(project_of(request), says_body(request.scope))
+    project, has_body = project_of(request), says_body(request.scope)
     for step in STEPS:
-        if step.applies(facts):
+        if step.applies(project, has_body):
             answered = await step.run(request, family)
             if answered is not None:
                 return answered

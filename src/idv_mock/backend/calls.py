@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from idv_mock.backend.faults import Call, FaultRule
+from idv_mock.backend.journal import Row
 from idv_mock.backend.projects import Project
 
 if TYPE_CHECKING:
@@ -68,10 +69,10 @@ class CallOperations:
             return FiredRule(rule.id, rule.spec, project.faults.delay_ms(rule.spec))
 
     # --- request journal ---
-    def record_call(self, project: Project, entry: Entry) -> None:
+    def record_call(self, project: Project, row: Row) -> None:
         """Keep one API call in its project's journal (oldest dropped past the size)."""
         with self._lock:
-            project.journal.record(entry)
+            project.journal.record(row)
 
     def journal(
         self, project_id: str, method: str | None = None, path: str | None = None
@@ -81,7 +82,7 @@ class CallOperations:
             project = self.project(project_id)
             found = project.journal.find(method, path)
         reader = self.journal_reader
-        return [reader(project, e) if reader else dict(e) for e in found]
+        return [reader(project, e) for e in found] if reader else found
 
     def clear_journal(self, project_id: str) -> int:
         with self._lock:

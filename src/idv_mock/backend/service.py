@@ -314,8 +314,8 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
         with self._lock:
             found, next_key = project.store.select(sel)
             if not (reduced or request_type or project.projections.applied):
-                blobs = project.store.blobs  # the common case: stored items as they are
-                return [blobs[sid] for sid in found], next_key
+                # the common case: stored items as they are
+                return list(map(project.store.blobs.__getitem__, found)), next_key
             style = str(project.options["projection_style"])
             shaped = []
             for sid in found:

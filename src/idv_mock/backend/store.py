@@ -132,7 +132,10 @@ class SubmissionStore:
 
     def select(self, sel: Selection) -> tuple[list[str], SortKey | None]:
         """One page of matching ids, newest first, and the key of its last one if more follow."""
-        if sel.submission_id is None and sel.userid is None and sel.email is None:
+        sid = sel.submission_id
+        if sid is not None and sel.count >= 1:  # by id, what polling clients send: one or none
+            return ([sid] if sid in self.blobs and self._matches(sid, sel) else []), None
+        if sid is None and sel.userid is None and sel.email is None:
             return self._page(sel)
         found: list[str] = []
         for sid in self._candidates(sel):
