@@ -9,7 +9,7 @@ as ``idv_mock/schemas``; a source checkout (editable install) reads the top-leve
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,13 +54,15 @@ def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(load(name), registry=_registry())
 
 
-def errors(name: str, instance: object) -> list[str]:
+def errors(name: str, instance: object, ignore: Collection[str] = ()) -> list[str]:
     """Readable messages of every violation, empty when the instance is valid. A document
-    nested past the limit is one violation, found without recursing into it."""
+    nested past the limit is one violation, found without recursing into it. ``ignore``:
+    keywords (``"not"``, ...) whose violations the caller says better itself."""
     if too_deep(instance):
         return [f"(root): {DEPTH_MESSAGE}"]
     found: Iterator[ValidationError] = validator(name).iter_errors(instance)
-    return [_describe(e) for e in sorted(found, key=lambda e: list(e.absolute_path))]
+    kept = (e for e in found if e.validator not in ignore)
+    return [_describe(e) for e in sorted(kept, key=lambda e: list(e.absolute_path))]
 
 
 def _describe(error: ValidationError) -> str:

@@ -7,6 +7,7 @@ own browser download is never used (``executable_path`` points at the system Chr
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -48,17 +49,19 @@ def browser() -> Iterator[Any]:
         launched.close()
 
 
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    """A fresh browser page (its own context: no cookies or history from another test)."""
-    context = browser.new_context(viewport={"width": 560, "height": 720}, locale="en-US")
+Shot = Callable[[str], None]
+
+
+@contextlib.contextmanager
+def new_page(browser: Any, width: int, height: int) -> Iterator[Any]:
+    """A fresh page in its own context (no cookies or history from another test)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="en-US")
     context.set_default_timeout(15_000)
     yield context.new_page()
     context.close()
 
 
-@pytest.fixture
-def shot(page: Any, request: pytest.FixtureRequest) -> Callable[[str], None]:
+def shooter(page: Any, request: pytest.FixtureRequest) -> Shot:
     """``shot(name)`` writes the page to tests/artifacts/<test>-<name>.png."""
     ARTIFACTS.mkdir(exist_ok=True)
     test_name = request.node.name.removeprefix("test_")
@@ -67,3 +70,15 @@ def shot(page: Any, request: pytest.FixtureRequest) -> Callable[[str], None]:
         page.screenshot(path=ARTIFACTS / f"{test_name}-{name}.png", full_page=True)
 
     return take
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """An applicant's page, phone-sized like the hosted form's users."""
+    with new_page(browser, 560, 720) as opened:
+        yield opened
+
+
+@pytest.fixture
+def shot(page: Any, request: pytest.FixtureRequest) -> Shot:
+    return shooter(page, request)

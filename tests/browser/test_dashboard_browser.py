@@ -4,38 +4,28 @@ integrator's client use it (same set-up and skip rule as the hosted form's tests
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from browser.conftest import ARTIFACTS
+from browser.conftest import Shot, new_page, shooter
 from browser.test_liveform_browser import finish, walk_to_tester
 
 UI = "/__admin/ui"
-Shot = Callable[[str], None]
 
 
 @pytest.fixture
 def dash(browser: Any) -> Iterator[Any]:
     """A reviewer's page, wide enough for the dashboard's tables."""
-    context = browser.new_context(viewport={"width": 1280, "height": 860}, locale="en-US")
-    context.set_default_timeout(15_000)
-    yield context.new_page()
-    context.close()
+    with new_page(browser, 1280, 860) as opened:
+        yield opened
 
 
 @pytest.fixture
 def dash_shot(dash: Any, request: pytest.FixtureRequest) -> Shot:
-    """``dash_shot(name)`` writes the reviewer's page to tests/artifacts/<test>-<name>.png."""
-    ARTIFACTS.mkdir(exist_ok=True)
-    test_name = request.node.name.removeprefix("test_")
-
-    def take(name: str) -> None:
-        dash.screenshot(path=ARTIFACTS / f"{test_name}-{name}.png", full_page=True)
-
-    return take
+    return shooter(dash, request)
 
 
 def ui(server: Any, path: str = "/") -> str:

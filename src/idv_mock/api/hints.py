@@ -30,7 +30,7 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.api import secure
-from idv_mock.api.http import parse_json, project_of, service_of
+from idv_mock.api.http import body_of, parse_json, path_of, project_of, service_of
 from idv_mock.backend import Project
 
 HEADER = "x-idv-mock-hint"
@@ -67,7 +67,9 @@ CRYPTO = "AES-256-ECB, key SHA-256 of the API key, PKCS#7, base64"
 SECURE_ON = "Secure Data Transfer is on for this project"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(
+    slots=True
+)  # not frozen: a frozen dataclass's __init__ is slow, and one is made per call
 class Call:
     """What the rules read of one call (its answer included)."""
 
@@ -99,10 +101,10 @@ async def apply(request: Request, response: Response) -> Found:
         return NOTHING
     call = Call(
         request.method,
-        request.url.path,
+        path_of(request),
         _query(request),
         request.headers,
-        await request.body(),
+        await body_of(request),
         response.status_code,
         project_of(request),
     )
@@ -245,8 +247,10 @@ def _singular(segment: str) -> str:
 def lost_body(call: Call) -> str | None:
     """uvicorn (httptools) stops reading at an ``Upgrade: h2c`` header it does not serve,
     so the body that follows never arrives; Java's HttpClient asks for it by default."""
+    if call.body or "upgrade" not in call.headers:  # the rare header first: one scan a call
+        return None
     said = call.headers.get("content-length", "0")
-    if call.body or said in ("", "0") or "upgrade" not in call.headers:
+    if said in ("", "0"):
         return None
     upgrade = _shown(call.headers["upgrade"])
     return (

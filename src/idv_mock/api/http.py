@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl
@@ -9,6 +10,7 @@ from urllib.parse import parse_qsl
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Scope
 
 from idv_mock.backend import Project, Service
 from idv_mock.errors import ApiError
@@ -78,6 +80,35 @@ def parse_json(raw: bytes) -> Any:
     if too_deep(doc):
         raise ValueError(DEPTH_MESSAGE)
     return doc
+
+
+def says_body(scope: Scope) -> bool:
+    """A non-zero ``content-length`` or any ``transfer-encoding``: a body may follow."""
+    for name, value in scope["headers"]:
+        if (name == b"content-length" and value != b"0") or name == b"transfer-encoding":
+            return True
+    return False
+
+
+async def body_of(request: Request) -> bytes:
+    """The request's body, without waiting on the server for one the request says it does
+    not have (HTTP/1.1: no ``content-length`` and no ``transfer-encoding``, no body): the
+    hints and the journal ask on every call, and most calls are GETs."""
+    return await request.body() if says_body(request.scope) else b""
+
+
+def path_of(request: Request) -> str:
+    """``request.url.path``, without Starlette building and parsing the whole URL for it
+    (about 4 µs a call): the scope's path, which is the URL's for every path that starts
+    with one slash and has no character the URL changes."""
+    path: str = request.scope["path"]
+    if path[:1] != "/" or path[:2] == "//" or _CHANGED_IN_URL.search(path):
+        return request.url.path  # the odd ones: Starlette's own answer
+    return path
+
+
+# what the URL escapes (?, #, backslash) or urlsplit drops (tab, CR, LF) in a path
+_CHANGED_IN_URL = re.compile(r"[?#\\\t\r\n]")
 
 
 def api_key(request: Request) -> str | None:

@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from idv_mock import crypto
 from idv_mock.api import secure
-from idv_mock.api.http import parse_json, project_of, query_pairs, service_of
+from idv_mock.api.http import body_of, parse_json, path_of, project_of, query_pairs, service_of
 from idv_mock.backend import Project, Service
 from idv_mock.clock import iso
 
@@ -60,10 +60,10 @@ async def record_request(
         service_of(request),
         project,
         request.method,
-        request.url.path,
+        path_of(request),
         request.scope["query_string"],
         tuple(request.scope["headers"]),  # kept: nothing may change it afterwards
-        await request.body(),
+        await body_of(request),
         response.status_code,
         bytes(response.body),
         response.media_type,

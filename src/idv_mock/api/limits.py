@@ -19,7 +19,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from idv_mock.api.admin import CONTROL_PREFIX, shaped_for
 from idv_mock.api.exposure import Exposure
-from idv_mock.api.http import send_json
+from idv_mock.api.http import says_body, send_json
 from idv_mock.errors import GENERIC
 
 MAX_BODY = 1024 * 1024
@@ -36,14 +36,6 @@ def body_limit(path: str) -> int:
 
 def headers_size(scope: Scope) -> int:
     return sum(len(name) + len(value) for name, value in scope["headers"])
-
-
-def says_body(scope: Scope) -> bool:
-    """A non-zero ``content-length`` or any ``transfer-encoding``: a body may follow."""
-    for name, value in scope["headers"]:
-        if (name == b"content-length" and value != b"0") or name == b"transfer-encoding":
-            return True
-    return False
 
 
 async def guarded(

@@ -16,8 +16,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.api.faults import rule_response
-from idv_mock.api.http import parse_json, project_of, service_of
-from idv_mock.api.limits import MAX_BODY, says_body, too_large
+from idv_mock.api.http import parse_json, path_of, project_of, says_body, service_of
+from idv_mock.api.limits import MAX_BODY, too_large
 from idv_mock.backend import Project
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.errors import GENERIC, RATE_LIMIT, Family
@@ -60,7 +60,7 @@ async def _fault_rules(request: Request, family: Family) -> Response | None:
     project = project_of(request)
     if project is None:
         return None
-    call = Call(request.method, request.url.path, dict(request.query_params), await _json(request))
+    call = Call(request.method, path_of(request), dict(request.query_params), await _json(request))
 
     def usable(rule: FaultRule) -> bool:
         return "error" not in rule.spec or family.find(rule.spec["error"]) is not None
