@@ -30,7 +30,7 @@ async def patch_submission(request: Request) -> Response:
     admin = _required_string(body, "admin", "missing_admin")
     changes = _changes(body)
     try:
-        service.edit(project, sid, admin, changes)
+        service.patch(project, sid, admin, changes)
     except InvalidProperty as exc:
         raise ERR.error(f"invalid_{exc.name}") from None
     except AdminNotRegistered:

@@ -333,7 +333,19 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
             return shaped, next_key
 
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
-        """Apply PATCH properties; checks values, then the admin, then the submission."""
+        """Apply PATCH properties; checks values, then the admin, then the submission.
+        Answers the new version, the caller's to keep or change."""
+        return self._edit(project, sid, admin, changes, keep=False)
+
+    def patch(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> None:
+        """``edit`` for a caller that needs nothing back (the API's PATCH): the new version
+        then stays decoded in the store, and the next edit of the submission need not
+        decode it again (``SubmissionStore.shared``)."""
+        self._edit(project, sid, admin, changes, keep=True)
+
+    def _edit(
+        self, project: Project, sid: str, admin: str, changes: dict[str, str], *, keep: bool
+    ) -> Submission:
         with self._lock:
             self.changes += 1
             bad = edits.first_invalid(changes)
@@ -341,7 +353,10 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
                 raise InvalidProperty(bad)
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
-            old = self._live(project, sid)
+            # shared: every step below copies what it changes (copy-on-write), never ``old``
+            old = project.store.shared(sid)
+            if old is None or views.is_deleted(old):
+                raise NotFound(f"submission {sid} not found")
             moment = self.clock.now()
             now = stamp(moment)
             edited = edits.apply_changes(old, changes)
@@ -352,12 +367,13 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
                 project.store.dups.update(sid, duplicates.keys_of(edited), kinds)
             new = derive.apply_masking(edited, project.options)
             new = self._edit_stamps(new, changes, admin, now)
-            project.store.replace(new)
+            project.store.replace(new, shared=keep)
             self._fire(project, [events.updated_event(sid, admin, iso(moment), changes)])
             return new
 
     @staticmethod
     def _edit_stamps(sub: Submission, changes: dict[str, str], admin: str, now: str) -> Submission:
+        """Stamps written into ``sub``, a fresh top level (``apply_masking``'s copy)."""
         sub["updated_at"] = now
         sub["updateHistory"] = {"updateAdmin": admin, "updateTime": now}
         if "memo" in changes:
