@@ -11,10 +11,9 @@ falls on all of them alike), each call timed on its own:
   URL; both carry the 1.3x target against ``idv_client``;
 - the same ``httpx.Client(base_url=...)`` on idv_client's own transport, no interception:
   intercepted / this is the patch layer's own share (also <= 1.3x; below 1x since the
-  layer spares the mock's answers httpx's no-op cookie pass, as ``InProcessClient`` does);
-  the rest of the gap to ``idv_client`` is httpx.Client's own URL parsing (a relative URL
-  merged with the base URL: two parses per call), which ``InProcessClient`` caches away
-  and which only patching ``httpx.Client`` itself could avoid;
+  layer spares the mock's answers httpx's no-op cookie pass, and keeps each client's
+  merged URLs, as ``InProcessClient`` does: httpx.Client otherwise parses the URL given,
+  and the merged one, on every call);
 - ``requests.Session`` with the absolute URL, intercepted (information only);
 - async: ``idv_async_client`` against an intercepted ``httpx.AsyncClient``.
 """

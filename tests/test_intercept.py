@@ -229,10 +229,37 @@ class DecoratedTestCase(unittest.TestCase):
 
 
 def test_the_patches_are_undone_on_exit() -> None:
-    before = (httpx.HTTPTransport.handle_request, requests.adapters.HTTPAdapter.send)
+    before = (
+        httpx.HTTPTransport.handle_request,
+        requests.adapters.HTTPAdapter.send,
+        httpx.Client._merge_url,
+    )
     with idv_mock.mock():
         assert httpx.HTTPTransport.handle_request is not before[0]
-    assert (httpx.HTTPTransport.handle_request, requests.adapters.HTTPAdapter.send) == before
+        assert httpx.Client._merge_url is not before[2]
+    after = (
+        httpx.HTTPTransport.handle_request,
+        requests.adapters.HTTPAdapter.send,
+        httpx.Client._merge_url,
+    )
+    assert after == before
+
+
+def test_a_base_url_client_merges_as_httpx_does(no_network: None) -> None:
+    """The merge layer keeps a client's merged URLs: the same URLs as httpx's own merge,
+    merged again when the client's base URL changes, for mocked and other hosts alike."""
+    plain = httpx.Client(base_url=REAL)
+    expected = [plain.build_request("GET", u).url for u in ("/submission", "projection", "")]
+    with idv_mock.mock(seed_count=1), httpx.Client(base_url=REAL, headers=HEADERS) as client:
+        merged = [client.build_request("GET", u).url for u in ("/submission", "projection", "")]
+        assert merged == expected
+        again = client._merge_url("/submission")
+        assert again is client._merge_url("/submission")  # kept, not parsed again
+        assert client.get("/submission").json()["Items"]
+        client.base_url = httpx.URL("https://elsewhere.example/v9")
+        assert str(client.build_request("GET", "/x").url) == "https://elsewhere.example/v9/x"
+        with pytest.raises(httpx.ConnectError):
+            client.get("/x")  # passed through to the network, which this test has not
 
 
 def test_a_mock_cannot_be_entered_twice_at_once() -> None:

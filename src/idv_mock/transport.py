@@ -319,11 +319,13 @@ SET_COOKIE = (b"set-cookie", b"set-cookie2")
 MERGED_URLS = 1024  # per client; a test suite calls far fewer distinct URL strings
 
 
-class _MergedUrls:
+class MergedUrls:
     """Merged request URLs by the string given, for the base URL they were merged with.
 
     httpx parses a relative URL and then the merged one again on every call (a third of
-    an in-process call); ``httpx.URL`` is immutable, so a merged URL can be reused.
+    an in-process call); ``httpx.URL`` is immutable, so a merged URL can be reused. Used by
+    the in-process clients and, for every httpx client, by the interception
+    (``intercept/_httpx.py``).
     """
 
     __slots__ = ("base", "urls")
@@ -358,7 +360,7 @@ class InProcessClient(httpx.Client):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cookies = _SetCookieOnly(self._cookies)
-        self._merged_urls = _MergedUrls()
+        self._merged_urls = MergedUrls()
 
     def _merge_url(self, url: httpx.URL | str) -> httpx.URL:
         return self._merged_urls.merge(self.base_url, url, super()._merge_url)
@@ -370,7 +372,7 @@ class AsyncInProcessClient(httpx.AsyncClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cookies = _SetCookieOnly(self._cookies)
-        self._merged_urls = _MergedUrls()
+        self._merged_urls = MergedUrls()
 
     def _merge_url(self, url: httpx.URL | str) -> httpx.URL:
         return self._merged_urls.merge(self.base_url, url, super()._merge_url)

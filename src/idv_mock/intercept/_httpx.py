@@ -12,6 +12,12 @@ cookie pass httpx makes after every response: for a response without ``Set-Cooki
 intercepted call; the ``idv_client`` fixture skips it the same way). Only the response the
 layer itself just answered in this thread is spared; every other response, and any
 response that sets a cookie, goes through the cookie jar as it always did.
+
+A fourth layer, on the clients' ``_merge_url``, keeps each client's merged URLs
+(``transport.MergedUrls``, as the ``idv_client`` fixture does): httpx otherwise parses a
+relative URL and the merged one again on every call of a client with a ``base_url``, about
+25 µs, a fifth of an intercepted call. It is a private method; should httpx drop it, the
+layer is left out and calls merge as they always did.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import httpx
 
 from idv_mock.intercept._layers import Layer
 from idv_mock.intercept._routing import Target, decide, split_httpx
+from idv_mock.transport import MergedUrls
 
 SyncHandle = Callable[[httpx.HTTPTransport, httpx.Request], httpx.Response]
 AsyncHandle = Callable[[httpx.AsyncHTTPTransport, httpx.Request], Awaitable[httpx.Response]]
@@ -51,7 +58,30 @@ def layers(target: Target) -> list[Layer]:
             lambda real: _async_layer(target, answered, real),
         ),
         Layer(httpx.Cookies, "extract_cookies", lambda real: _cookie_layer(answered, real)),
+        *_merge_layers(),
     ]
+
+
+MergeUrl = Callable[[httpx.Client | httpx.AsyncClient, "httpx.URL | str"], httpx.URL]
+CACHE_ATTRIBUTE = "_idv_mock_merged_urls"
+
+
+def _merge_layers() -> list[Layer]:
+    owner = next((c for c in httpx.Client.__mro__ if "_merge_url" in c.__dict__), None)
+    if owner is None or owner not in httpx.AsyncClient.__mro__:
+        return []  # another httpx: nothing to speed up
+    return [Layer(owner, "_merge_url", _merge_layer)]
+
+
+def _merge_layer(real: MergeUrl) -> MergeUrl:
+    def merge_url(client: httpx.Client | httpx.AsyncClient, url: httpx.URL | str) -> httpx.URL:
+        merged: MergedUrls | None = client.__dict__.get(CACHE_ATTRIBUTE)
+        if merged is None:
+            merged = MergedUrls()
+            setattr(client, CACHE_ATTRIBUTE, merged)
+        return merged.merge(client.base_url, url, lambda u: real(client, u))
+
+    return merge_url
 
 
 def _sync_layer(target: Target, answered: _Answered, real: SyncHandle) -> SyncHandle:
