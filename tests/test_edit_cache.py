@@ -34,7 +34,7 @@ def test_repeated_patches_store_what_fresh_decoding_would() -> None:
         for data in edits:
             patch(client, sid, data)
         shown = read(client, sid)
-    for data in edits:  # the public edit: answers a copy, keeps nothing decoded
+    for data in edits:  # the public edit: keeps no new version decoded for the next one
         fresh.edit(fresh.project("default"), sid, ADMIN, data)
     assert kept.project("default").store.blobs[sid] == fresh.project("default").store.blobs[sid]
     assert shown["memo"]["text"] == "two"  # type: ignore[index]

@@ -20,7 +20,7 @@ import requests
 import idv_mock
 from idv_mock import Service, ServiceConfig, crypto
 from idv_mock.intercept import DEFAULT_BASE_URL, UnmockedRequestError
-from idv_mock.transport import ASGITransport
+from idv_mock.transport import ASGITransport, MergedUrls
 from integrator import httpx_client, requests_client
 
 REAL = "https://rest-api.argosidentity.com/v3"
@@ -260,6 +260,20 @@ def test_a_base_url_client_merges_as_httpx_does(no_network: None) -> None:
         assert str(client.build_request("GET", "/x").url) == "https://elsewhere.example/v9/x"
         with pytest.raises(httpx.ConnectError):
             client.get("/x")  # passed through to the network, which this test has not
+
+
+def test_a_merge_that_outlives_its_base_url_is_not_kept() -> None:
+    """Another thread replaces the client's base URL (and calls) while a merge runs: the
+    merge made with the old base must not answer later calls on the new one."""
+    cache = MergedUrls()
+    one, two = httpx.URL("https://one.example/v3/"), httpx.URL("https://two.example/v3/")
+
+    def merge_meanwhile_replaced(url: str) -> httpx.URL:
+        cache.merge(two, "other", two.join)  # the other thread's call, on the new base
+        return one.join(url)
+
+    assert cache.merge(one, "submission", merge_meanwhile_replaced) == one.join("submission")
+    assert cache.merge(two, "submission", two.join) == two.join("submission")
 
 
 def test_a_mock_cannot_be_entered_twice_at_once() -> None:

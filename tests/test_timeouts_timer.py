@@ -5,6 +5,7 @@ the pauses are far from both the deadline and uvicorn's keep-alive timeout (5 s)
 
 from __future__ import annotations
 
+import select
 import socket
 import time
 from collections.abc import Iterator
@@ -82,3 +83,20 @@ def test_a_request_sent_in_parts_within_its_own_deadline_is_served(server: Serve
         time.sleep(DEADLINE * 0.6)  # past the connection's first timer, within its own
         sock.sendall(PROMPT[20:])
         assert one_answer(sock).startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_first_request_is_timed_from_the_connections_start(server: ServeProcess) -> None:
+    """Silent for most of the deadline, then headers a byte at a time: cut off at the
+    deadline from the connection's start (one tick late at most, 0.2 s here), not given a
+    deadline of its own (which would hold the connection until about 3.8 s)."""
+    with connect(server) as sock:
+        opened = time.monotonic()
+        time.sleep(DEADLINE * 0.9)
+        for byte in PROMPT[:-4]:  # never complete; stop once the server has answered
+            if select.select([sock], [], [], 0.05)[0]:
+                break
+            sock.sendall(bytes([byte]))
+        answer = read_all(sock)
+        closed_after = time.monotonic() - opened
+    assert answer.startswith(TIMEOUT_STATUS)
+    assert closed_after < DEADLINE * 1.5

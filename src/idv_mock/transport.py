@@ -339,14 +339,18 @@ class MergedUrls:
     ) -> httpx.URL:
         if not isinstance(url, str):
             return merge_url(url)
+        urls = self.urls
         if base is not self.base:  # the client's base_url was replaced
-            self.base, self.urls = base, {}
-        merged = self.urls.get(url)
+            urls = self.urls = {}
+            self.base = base
+        merged = urls.get(url)
         if merged is None:
             merged = merge_url(url)
-            if len(self.urls) >= MERGED_URLS:
-                self.urls.clear()
-            self.urls[url] = merged
+            if len(urls) >= MERGED_URLS:
+                urls.clear()
+            # into the dict of the base it was merged with: should another thread replace
+            # the base meanwhile, this merge lands in a dict no longer read
+            urls[url] = merged
         return merged
 
 

@@ -97,21 +97,18 @@ def record_call(
     if len(response) > KEEP_BYTES:
         response, media_type = b"", f"{media_type}; {len(response)} bytes, {NOT_KEPT}"
     # values equal to the last call's kept once (_Shared), tested inline: every call runs this
+    # (each read once into a local: other threads record calls too, in interception mode)
     shared = _SHARED
-    if headers == shared.headers:
-        headers = shared.headers
-    else:
-        shared.headers = headers
-    if query_string == shared.query:
-        query_string = shared.query
-    else:
-        shared.query = query_string
+    last_headers, last_query, (last_millisecond, last_time) = shared.last
+    if headers == last_headers:
+        headers = last_headers
+    if query_string == last_query:
+        query_string = last_query
     now = time.time()
     millisecond = int(now * 1000)
-    if millisecond == shared.millisecond:  # shown to the millisecond: the same reading
-        now = shared.time
-    else:
-        shared.millisecond, shared.time = millisecond, now
+    if millisecond == last_millisecond:  # shown to the millisecond: the same reading
+        now = last_time
+    shared.last = (headers, query_string, (millisecond, now))
     micros = round((time.perf_counter() - started) * 1_000_000)  # mostly a cached small int
     service.record_call(
         project,
@@ -139,13 +136,11 @@ class _Shared:
     client sends the same headers (and often the same query) call after call, and the
     journal shows times to the millisecond."""
 
-    __slots__ = ("headers", "millisecond", "query", "time")
+    __slots__ = ("last",)
 
     def __init__(self) -> None:
-        self.headers: RawHeaders = ()
-        self.query = b""
-        self.millisecond = 0
-        self.time = 0.0
+        # headers, query string, (millisecond, time.time() reading): one tuple, replaced whole
+        self.last: tuple[RawHeaders, bytes, tuple[int, float]] = ((), b"", (0, 0.0))
 
 
 _SHARED = _Shared()

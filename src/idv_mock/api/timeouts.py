@@ -14,9 +14,10 @@ The protocol adds nothing to a request's own path (no parser callback is wrapped
 wrapped callbacks cost about 2.5 µs per call under load, a tenth of a GET by id). A
 connection's timer ticks instead, every tenth of the deadline (at most a second), and
 reads the state uvicorn keeps anyway: the scope it starts at a request's first byte, and
-the cycle it makes once the headers are in. A request still on its way in at a tick is
-timed from the first tick that saw it, so it is cut off between the deadline and one tick
-later, never before.
+the cycle it makes once the headers are in. A connection and its first request are timed
+from the connection's start; a later request from the first tick that saw it on its way,
+so it is cut off between its deadline and one tick later (two, for a first request whose
+headers came before the first tick but whose body did not), never before.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._timer: asyncio.TimerHandle | None = None
         self._watched: object = None  # the request on its way in at the last tick
-        self._since = 0.0  # loop time it was first seen (the connection's start: exact)
+        self._since = 0.0  # loop time it was first seen; the connection's start for its first
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -70,7 +71,10 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):
         scope = self.scope  # uvicorn starts a new scope at each request's first byte
         if scope is None:
             return self
-        cycle = self.cycle  # made when the headers are in; more_body False once all of it is
+        # the cycle is made when the headers are in, and more_body set False once all of the
+        # body is; uvicorn leaves it True when the app answered before the body was all in,
+        # so such a connection, idle afterwards, is closed at the deadline as well
+        cycle = self.cycle
         if cycle is None or cycle.scope is not scope or cycle.more_body:
             return scope
         return None
@@ -81,12 +85,20 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):
             return
         now = self.loop.time()
         incoming = self._incoming()
-        if incoming is not self._watched:  # a new request (or none): its time starts now
-            self._watched, self._since = incoming, now
-        elif incoming is not None and now >= self._since + self.request_timeout - _EARLY:
+        if incoming is not self._watched:
+            if not self._first_of(incoming):  # a new request (or none): its time starts now
+                self._since = now  # (the connection's first keeps the connection's start)
+            self._watched = incoming
+        if incoming is not None and now >= self._since + self.request_timeout - _EARLY:
             self._cut_off(incoming)
             return
         self._tick_at(now)
+
+    def _first_of(self, incoming: object) -> bool:
+        """Whether ``incoming`` is surely the connection's first request, whose deadline
+        runs from the connection's start: nothing was on its way at the last tick, and no
+        request's headers were ever complete on the connection (so none came before)."""
+        return self._watched is self and incoming is not None and self.cycle is None
 
     def _cut_off(self, incoming: object) -> None:
         cycle = self.cycle

@@ -334,7 +334,8 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
 
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
         """Apply PATCH properties; checks values, then the admin, then the submission.
-        Answers the new version, the caller's to keep or change."""
+        Answers the new version: changing it changes nothing stored (the store keeps no
+        reference to it)."""
         return self._edit(project, sid, admin, changes, keep=False)
 
     def patch(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> None:
