@@ -99,7 +99,8 @@ def record_call(
     # values equal to the last call's kept once (_Shared), tested inline: every call runs this
     # (each read once into a local: other threads record calls too, in interception mode)
     shared = _SHARED
-    last_headers, last_query, (last_millisecond, last_time) = shared.last
+    last = shared.last
+    last_headers, last_query, last_millisecond, last_time = last
     if headers == last_headers:
         headers = last_headers
     if query_string == last_query:
@@ -108,7 +109,8 @@ def record_call(
     millisecond = int(now * 1000)
     if millisecond == last_millisecond:  # shown to the millisecond: the same reading
         now = last_time
-    shared.last = (headers, query_string, (millisecond, now))
+    if headers is not last_headers or query_string is not last_query or now is not last_time:
+        shared.last = (headers, query_string, millisecond, now)
     micros = round((time.perf_counter() - started) * 1_000_000)  # mostly a cached small int
     service.record_call(
         project,
@@ -139,8 +141,8 @@ class _Shared:
     __slots__ = ("last",)
 
     def __init__(self) -> None:
-        # headers, query string, (millisecond, time.time() reading): one tuple, replaced whole
-        self.last: tuple[RawHeaders, bytes, tuple[int, float]] = ((), b"", (0, 0.0))
+        # headers, query string, millisecond, its time.time() reading: replaced whole
+        self.last: tuple[RawHeaders, bytes, int, float] = ((), b"", 0, 0.0)
 
 
 _SHARED = _Shared()
