@@ -100,3 +100,34 @@ def test_a_first_request_is_timed_from_the_connections_start(server: ServeProces
         closed_after = time.monotonic() - opened
     assert answer.startswith(TIMEOUT_STATUS)
     assert closed_after < DEADLINE * 1.5
+
+
+def test_another_uvicorns_protocol_turns_the_deadline_off_with_one_warning(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deadline reads uvicorn's own request state (``scope``, ``cycle``): a uvicorn
+    without those names gets one warning and connections without a deadline, not an
+    error at every tick."""
+    from idv_mock.api import timeouts
+
+    monkeypatch.setattr(timeouts, "_WARNED", False)
+
+    class Transport:
+        def is_closing(self) -> bool:
+            return False
+
+    class Loop:
+        def time(self) -> float:
+            return 0.0
+
+    protocol = object.__new__(timeouts.timed(1.0))  # as if uvicorn's __init__ set no scope
+    protocol.transport, protocol.loop = Transport(), Loop()  # type: ignore[assignment]
+    protocol._timer = None
+    for _ in range(3):
+        protocol._check()
+    assert protocol._timer is None  # not set again: this connection has no deadline
+    warnings = [r.getMessage() for r in caplog.records if r.name == "idv_mock.timeouts"]
+    assert warnings == [
+        "--request-timeout is off: this uvicorn's httptools protocol has no scope "
+        "(api/timeouts.py reads uvicorn 0.54's)"
+    ]

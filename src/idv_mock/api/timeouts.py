@@ -23,6 +23,7 @@ headers came before the first tick but whose body did not), never before.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -84,7 +85,11 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         now = self.loop.time()
-        incoming = self._incoming()
+        try:
+            incoming = self._incoming()
+        except AttributeError as exc:  # another uvicorn, whose protocol keeps other names
+            _warn_once(exc)
+            return  # this connection goes on without a deadline, as with plain httptools
         if incoming is not self._watched:
             if not self._first_of(incoming):  # a new request (or none): its time starts now
                 self._since = now  # (the connection's first keeps the connection's start)
@@ -106,6 +111,21 @@ class TimedHttpToolsProtocol(HttpToolsProtocol):
         if not headers_in:
             self.transport.write(_TIMEOUT_RESPONSE)
         self.transport.close()
+
+
+def _warn_once(exc: AttributeError) -> None:
+    global _WARNED
+    if not _WARNED:
+        _WARNED = True
+        LOG.warning(
+            "--request-timeout is off: this uvicorn's httptools protocol has no %s "
+            "(api/timeouts.py reads uvicorn 0.54's)",
+            exc.name or exc,
+        )
+
+
+_WARNED = False
+LOG = logging.getLogger("idv_mock.timeouts")
 
 
 def timed(seconds: float) -> type[TimedHttpToolsProtocol]:
