@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 import httpx
@@ -116,40 +117,36 @@ def test_an_idle_server_does_not_rewrite_its_file(tmp_path: Path) -> None:
     assert changed != start_save
 
 
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the schemas documents are checked against, as they are checked."""
+    names: list[str] = []
+    real = schemas.errors
+
+    def counting(name: str, instance: object, ignore: Collection[str] = ()) -> list[str]:
+        names.append(name)
+        return real(name, instance, ignore)
+
+    monkeypatch.setattr(schemas, "errors", counting)
+    return names
+
+
 def test_a_file_the_server_wrote_is_not_schema_checked_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, checked: list[str]
 ) -> None:
     source, state = started(tmp_path)
     source.create_submission("default", {"userid": "kept"})
     state.save()
-    checked: list[str] = []
-    real = schemas.errors
-
-    def counting(name: str, instance: object) -> list[str]:
-        checked.append(name)
-        return real(name, instance)
-
-    monkeypatch.setattr(schemas, "errors", counting)
     other = Service(ServiceConfig(seed_count=0))
     assert persistence.load(other, tmp_path / "state.json")
     assert "state.json" not in checked
     assert other.export_state_json() == source.export_state_json()
 
 
-def test_an_edited_file_gets_the_full_check_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_edited_file_gets_the_full_check_once(tmp_path: Path, checked: list[str]) -> None:
     started(tmp_path)
     path = tmp_path / "state.json"
     path.write_bytes(path.read_bytes().replace(b'"version":1', b'"version":2'))
-    checked: list[str] = []
-    real = schemas.errors
-
-    def counting(name: str, instance: object) -> list[str]:
-        checked.append(name)
-        return real(name, instance)
-
-    monkeypatch.setattr(schemas, "errors", counting)
     with pytest.raises(persistence.StateFileError, match="not an idv-mock state file"):
         persistence.load(Service(ServiceConfig(seed_count=0)), path)
     assert checked.count("state.json") == 1

@@ -342,18 +342,16 @@ def idv_async_client(idv_service: Service) -> httpx.AsyncClient:
 
 
 # --- webhooks ---
-def trigger_of(name: str) -> str:
-    """A webhook's trigger from either of its names: ``submission.updated`` (the event, as
-    in the ``X-Idv-Event`` header) or ``updated`` (``webhook_trigger``)."""
-    short = name.removeprefix("submission.")
-    return "delete" if short == "deleted" else short
-
-
 @functools.cache
 def receiver_class() -> type[Any]:
     """``IdvWebhookReceiver``, built on first use (the receiver imports the crypto stack)."""
     from idv_mock import crypto
+    from idv_mock.backend.events import EVENT_NAMES
     from idv_mock.receiver import Received, WebhookReceiver
+
+    # a webhook's trigger (``webhook_trigger``: ``updated``) by its event name, as in the
+    # ``X-Idv-Event`` header (``submission.updated``); a trigger stands for itself
+    triggers = {event: trigger for trigger, event in EVENT_NAMES.items()}
 
     class IdvWebhookReceiver(WebhookReceiver):
         """A receiver wired as the default project's webhook URL."""
@@ -368,7 +366,7 @@ def receiver_class() -> type[Any]:
             did arrive."""
             if isinstance(trigger, int):
                 return super().wait_for(trigger, timeout)
-            wanted = trigger_of(trigger)
+            wanted = triggers.get(trigger, trigger)
             deadline = time.monotonic() + timeout
             while True:
                 for item in list(self.received):

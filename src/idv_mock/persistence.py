@@ -152,16 +152,13 @@ def _load(service: Service, path: Path) -> Loaded | None:
     return loaded
 
 
-def remove_stale_temporaries(path: Path) -> list[Path]:
+def remove_stale_temporaries(path: Path) -> None:
     """Temporary files of ``path`` left by servers that are gone (a kill during a save)."""
-    removed = []
     for candidate in path.parent.glob(f".{path.name}.*.tmp"):
         found = _STALE.fullmatch(candidate.name)
         if found and found["name"] == path.name and not _alive(int(found["pid"])):
             with contextlib.suppress(OSError):  # not ours to remove after all: leave it
                 candidate.unlink(missing_ok=True)
-                removed.append(candidate)
-    return removed
 
 
 def _alive(pid: int) -> bool:

@@ -309,10 +309,14 @@ class _SetCookieOnly(httpx.Cookies):
     """
 
     def extract_cookies(self, response: httpx.Response) -> None:
-        for key, _ in response.headers.raw:
-            if key.lower() in SET_COOKIE:
-                super().extract_cookies(response)
-                return
+        if sets_cookie(response):
+            super().extract_cookies(response)
+
+
+def sets_cookie(response: httpx.Response) -> bool:
+    """Whether the response has a ``Set-Cookie`` (or ``Set-Cookie2``) header: without one,
+    httpx's cookie pass changes nothing in the jar."""
+    return any(key.lower() in SET_COOKIE for key, _ in response.headers.raw)
 
 
 SET_COOKIE = (b"set-cookie", b"set-cookie2")

@@ -130,7 +130,6 @@ class WebhookDispatcher:
         self._busy: set[str] = set()  # projects a worker is delivering for
         self._records: dict[str, deque[Delivery]] = {}
         self._threads: list[threading.Thread] = []
-        self._pending = 0
         self._counter = 0
         self._closed = False
 
@@ -148,7 +147,6 @@ class WebhookDispatcher:
             if self._closed:
                 delivery.status = "cancelled"
                 return delivery
-            self._pending += 1
             self._queued.setdefault(project_id, deque()).append(delivery)
             if project_id not in self._busy and project_id not in self._ready:
                 self._ready.append(project_id)
@@ -199,7 +197,6 @@ class WebhookDispatcher:
     def _done(self, project_id: str) -> None:
         with self._lock:
             self._busy.discard(project_id)
-            self._pending -= 1
             if self._queued.get(project_id):
                 self._ready.append(project_id)
                 self._wake.notify()
@@ -248,12 +245,18 @@ class WebhookDispatcher:
         delivery.attempts.append(record)
         return ok
 
-    def deliveries(self, project_id: str | None = None) -> list[dict[str, Any]]:
+    def deliveries(
+        self, project_id: str | None = None, newest: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Deliveries in send order, each with its attempts; ``newest``: only the last so
+        many (a page showing a few need not describe all 10,000)."""
         with self._lock:
             if project_id is not None:  # one project's records are in send order already
                 found = list(self._records.get(project_id, ()))
             else:
                 found = sorted((d for r in self._records.values() for d in r), key=_sequence)
+        if newest is not None:
+            found = found[-newest:] if newest > 0 else []
         return [d.describe() for d in found]
 
     def tally(self, project_id: str) -> tuple[int, int, int]:
@@ -273,8 +276,7 @@ class WebhookDispatcher:
                     if delivery.status == "pending":
                         delivery.status = "cancelled"
             for pid in [p for p in self._queued if project_id in (None, p)]:
-                dropped = self._queued.pop(pid)
-                self._pending -= len(dropped)
+                self._queued.pop(pid)
                 if pid in self._ready:
                     self._ready.remove(pid)
             self._idle.notify_all()
@@ -289,7 +291,7 @@ class WebhookDispatcher:
         timeout."""
         deadline = time.monotonic() + timeout
         with self._idle:
-            while self._pending:
+            while self._busy or any(self._queued.values()):  # in flight (one a project), queued
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False

@@ -67,7 +67,8 @@ def shaped_for(path: str, error: ApiError) -> ApiError:
 
 
 def _bad(message: str, errors: list[str] | None = None) -> ApiError:
-    return ApiError(400, control_body({"message": message, "errors": errors or []}))
+    # raised inside admin_endpoint, which puts it in the control API's shape
+    return ApiError(400, {"message": message, "errors": errors or []})
 
 
 def refusal(exc: BackendError) -> ApiError:
@@ -181,7 +182,7 @@ async def export_state(request: Request) -> Response:
 async def import_state(request: Request) -> Response:
     state = await _object_body(request)
     service = service_of(request)
-    service.import_state(state)
+    service.import_state(state, give=True)  # parsed here for it alone: no copy
     return json_response(_summary(service, "state imported"))
 
 

@@ -167,7 +167,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     response = error_response(admin.shaped_for(request.url.path, error))
     found = await hints.apply(request, response)  # journaled only where a key was carried
     if found.owner is not None:
-        await journaling.record_unmatched(request, response, found.text, found.owner)
+        started = time.perf_counter()
+        await journaling.record_request(request, response, started, found.text, found.owner)
     return response
 
 

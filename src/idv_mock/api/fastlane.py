@@ -31,7 +31,7 @@ from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, grouped, query_pairs
 from idv_mock.api.journaling import record_call
 from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
 from idv_mock.api.preconditions import STEPS
-from idv_mock.backend import Project, Service
+from idv_mock.backend import Service
 
 LANE_PATH = "/v3/submission"
 _JSON_TYPE = JSON.encode("latin-1")
@@ -49,7 +49,7 @@ class MockApp(Starlette):
             return
         body = self._lane(state, scope)
         if body is None:  # size limits and the exposure rule first (limits.py, exposure.py)
-            await guarded(self._routed, scope, receive, send, state["exposure"])
+            await guarded(super().__call__, scope, receive, send, state["exposure"])
             return
         await send(_start(body))  # the two sends here, not in a coroutine: one less per call
         await send({"type": "http.response.body", "body": body})
@@ -79,9 +79,6 @@ class MockApp(Starlette):
         await send(_start(body))
         await send({"type": "http.response.body", "body": body})
 
-    async def _routed(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await super().__call__(scope, receive, send)
-
 
 def _start(body: bytes) -> dict[str, Any]:
     length = (b"content-length", b"%d" % len(body))
@@ -97,7 +94,7 @@ class _Queries:
     def __init__(self) -> None:
         self.parsed: dict[bytes, Query | None] = {}
 
-    def get(self, query_string: bytes, project: Project) -> Query | None:
+    def get(self, query_string: bytes) -> Query | None:
         parsed = self.parsed
         try:
             return parsed[query_string]
@@ -105,7 +102,7 @@ class _Queries:
             pass
         query: Query | None
         try:
-            query = plain_query(grouped(query_pairs(query_string)), project)
+            query = plain_query(grouped(query_pairs(query_string)))
         except Exception:  # an ApiError (or worse): the route renders it, and journals it
             query = None
         if len(parsed) >= self.LIMIT:
@@ -142,7 +139,7 @@ def answer(service: Service, scope: Scope) -> bytes | None:
         if step.applies(project, has_body):
             return None
     query_string: bytes = scope["query_string"]
-    query = _QUERIES.get(query_string, project)
+    query = _QUERIES.get(query_string)
     if query is None:
         return None
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass
 from datetime import date
 
@@ -54,7 +55,7 @@ async def get_submission(request: Request) -> Response:
     found = query_lists(request)
     if takes_plain_page(project):
         return Response(plain_page(service_of(request), project, found), media_type=JSON)
-    query = parse(_decrypted_params(_single_values(found, project), project))
+    query = parse(_decrypted_params(_single_values(found, _SECURE_NAMES), project))
     # the plaintext is the page's JSON as a plain project gets it (crypto takes the bytes)
     return json_response(secure.encrypted(page_json(service_of(request), project, query), project))
 
@@ -67,13 +68,13 @@ def takes_plain_page(project: Project) -> bool:
 def plain_page(service: Service, project: Project, found: dict[str, list[str]]) -> bytes:
     """The body of a non-secure project's GET (raises its ApiError): one function for the
     Starlette route and the fast lane (``fastlane.py``), so they cannot drift apart."""
-    return page_json(service, project, plain_query(found, project))
+    return page_json(service, project, plain_query(found))
 
 
-def plain_query(found: dict[str, list[str]], project: Project) -> Query:
+def plain_query(found: dict[str, list[str]]) -> Query:
     """The query of a non-secure project's GET (raises its ApiError): a function of the
     parameters alone, so the fast lane may keep it for the next call."""
-    return parse(_single_values(found, project))
+    return parse(_single_values(found, _NAMES))
 
 
 def page_json(service: Service, project: Project, query: Query) -> bytes:
@@ -132,8 +133,7 @@ _JOINED = _Joined()
 # --- the query ---
 
 
-def _single_values(found: dict[str, list[str]], project: Project) -> dict[str, str]:
-    allowed = _SECURE_NAMES if secure.is_secure(project) else _NAMES
+def _single_values(found: dict[str, list[str]], allowed: Container[str]) -> dict[str, str]:
     for name in found:
         if name not in allowed:
             raise ERR.error("invalid_parameter", name)

@@ -30,6 +30,7 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.api import secure
+from idv_mock.api.get_submission import ENCRYPTABLE
 from idv_mock.api.http import body_of, parse_json, path_of, project_of, service_of
 from idv_mock.backend import Project
 
@@ -62,7 +63,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "status": ("kycStatus",),
     "kycresult": ("kycStatus",),
 }
-ENCRYPTED_ONLY = ("email", "start_date", "end_date", "submission_id")
 CRYPTO = "AES-256-ECB, key SHA-256 of the API key, PKCS#7, base64"
 SECURE_ON = "Secure Data Transfer is on for this project"
 
@@ -308,8 +308,8 @@ def secure_mismatch(call: Call) -> str | None:
         if call.method == "GET" and "data" in names:
             return "Secure Data Transfer is off for this project: send the parameters plain"
         return None
-    if call.method == "GET" and names & set(ENCRYPTED_ONLY):
-        only = ", ".join(ENCRYPTED_ONLY)
+    if call.method == "GET" and names & set(ENCRYPTABLE):
+        only = ", ".join(ENCRYPTABLE)
         return f"{SECURE_ON}: {only} go only inside the encrypted query parameter data ({CRYPTO})"
     if call.method in ("PATCH", "POST") and not _carries_ciphertext(call.body):
         where = "the form field data=<URI-encoded ciphertext>"
@@ -467,10 +467,13 @@ def _norm(name: str) -> str:
 
 def _shown(value: str) -> str:
     """A value of the caller's inside a hint: printable ASCII, cut short."""
-    clean = "".join(c if " " <= c <= "~" else "?" for c in value)
-    return clean if len(clean) <= SHOWN else clean[: SHOWN - 3] + "..."
+    return _clip(value, SHOWN)
 
 
 def _one_line(text: str) -> str:
+    return _clip(text, MAX_LENGTH)
+
+
+def _clip(text: str, limit: int) -> str:
     clean = "".join(c if " " <= c <= "~" else "?" for c in text)
-    return clean if len(clean) <= MAX_LENGTH else clean[: MAX_LENGTH - 3] + "..."
+    return clean if len(clean) <= limit else clean[: limit - 3] + "..."

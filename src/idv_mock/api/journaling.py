@@ -25,27 +25,6 @@ CREDENTIALS = frozenset(
 RawHeaders = Sequence[tuple[bytes, bytes]]
 
 
-async def record(
-    request: Request,
-    response: Response,
-    started: float,
-    hint: str | None = None,
-    owner: Project | None = None,
-) -> None:
-    """The Starlette path's call, through the same core as the fast lane's; ``owner`` is
-    the project of a key sent elsewhere than ``x-api-key`` (``hints.py``), ``hint`` the
-    call's near-miss hint."""
-    await record_request(request, response, started, hint, owner)
-
-
-async def record_unmatched(
-    request: Request, response: Response, hint: str | None, owner: Project
-) -> None:
-    """A call no route took (404, 405 of the router), kept with hints on in the journal
-    of the project whose key it carried: ``assert_called`` then shows it, with its hint."""
-    await record_request(request, response, time.perf_counter(), hint, owner)
-
-
 async def record_request(
     request: Request,
     response: Response,
@@ -53,6 +32,9 @@ async def record_request(
     hint: str | None = None,
     owner: Project | None = None,
 ) -> None:
+    """A call Starlette answered (a route, or the router's 404 and 405), through the same
+    core as the fast lane's; ``owner`` is the project of a key sent elsewhere than
+    ``x-api-key`` (``hints.py``), ``hint`` the call's near-miss hint."""
     project = project_of(request) or owner
     if project is None:
         return
@@ -70,6 +52,11 @@ async def record_request(
         started,
         hint,
     )
+
+
+# what the routes call; the router's 404 and 405 call record_request (tests that spy on
+# ``record`` count the calls the routes answered)
+record = record_request
 
 
 def record_call(

@@ -93,14 +93,18 @@ class CallOperations:
         with self._lock:
             return [p.describe() for p in self.projects.values()]
 
+    def project_ids(self) -> list[str]:
+        with self._lock:
+            return list(self.projects)
+
     def submission_counts(self) -> dict[str, int]:
         with self._lock:
             return {pid: len(p.store) for pid, p in self.projects.items()}
 
-    def deliveries(self, project_id: str) -> list[dict[str, Any]]:
+    def deliveries(self, project_id: str, newest: int | None = None) -> list[dict[str, Any]]:
         """The project's webhook deliveries, each with its attempts."""
         self.project(project_id)  # an unknown project is refused, not an empty list
-        return self.webhooks.deliveries(project_id)
+        return self.webhooks.deliveries(project_id, newest)
 
     def projections(self, project: Project) -> list[dict[str, Any]]:
         """The project's projection policies, as GET /projection lists them."""

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 from idv_mock import schemas
 from idv_mock.backend.exceptions import BackendError
+from idv_mock.clock import iso
 from idv_mock.errors import LIVEFORM
 
 # Read whatever the mode: the project, the language and the encrypted object.
@@ -109,7 +110,7 @@ def read_link(
     carries; the first value of a repeated name counts; a value inside ``encrypted`` wins
     over the same name in plain.
     """
-    plain = _first_values(pairs)
+    plain = first_values(pairs)
     link = Link(project_id, plain.get("lang", "en") if plain.get("lang") in LANGS else "en")
     readable = {} if encrypted_only else plain
     inner = _decrypted(plain.get("encrypted"), decrypt, _known(readable))
@@ -122,7 +123,8 @@ def read_link(
     return link
 
 
-def _first_values(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+def first_values(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each name's first value, as a form or a query string of repeated names is read."""
     found: dict[str, str] = {}
     for name, value in pairs:
         found.setdefault(name, value)
@@ -270,14 +272,10 @@ def expiry_payload(token: str, use: TokenUse, condition: str, now: datetime) -> 
         "webhook_trigger": "token_expired",
         "token_id": token,
         "expired_condition": condition,
-        "expired_at": _iso(expected if condition == "time" else now),
-        "expected_expired_at": _iso(expected),
+        "expired_at": iso(expected if condition == "time" else now),
+        "expected_expired_at": iso(expected),
         "service": "liveform",
     }
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")[:23] + "Z"
 
 
 # --- building links (the integrator's side: the plugin, the docs) ---

@@ -354,10 +354,8 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
                 raise InvalidProperty(bad)
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
-            # shared: every step below copies what it changes (copy-on-write), never ``old``
-            old = project.store.shared(sid)
-            if old is None or views.is_deleted(old):
-                raise NotFound(f"submission {sid} not found")
+            # kept: every step below copies what it changes (copy-on-write), never ``old``
+            old = self._live(project, sid, shared=keep)
             moment = self.clock.now()
             now = stamp(moment)
             edited = edits.apply_changes(old, changes)
@@ -410,8 +408,10 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
             project.store.dups.exclude(sid, ended)
             return new
 
-    def _live(self, project: Project, sid: str) -> Submission:
-        sub = project.store.get(sid)
+    def _live(self, project: Project, sid: str, shared: bool = False) -> Submission:
+        """The submission unless deleted; ``shared``: the store's decoded copy, which the
+        caller must not change (``SubmissionStore.shared``), else a fresh one."""
+        sub = project.store.shared(sid) if shared else project.store.get(sid)
         if sub is None or views.is_deleted(sub):
             raise NotFound(f"submission {sid} not found")
         return sub

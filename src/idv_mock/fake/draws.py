@@ -58,6 +58,7 @@ class Draws:
     """The small random helpers the generators share; ``rng`` is a seeded ``FastRandom``."""
 
     rng: random.Random
+    _id_salt = 0  # XORed into every uuid; the factory sets it per state-file start (epoch)
 
     def hex(self, n: int) -> str:
         return f"{self.rng.getrandbits(4 * n):0{n}x}"
@@ -66,7 +67,7 @@ class Draws:
         return f"{int(self.rng.random() * 10**n):0{n}d}"
 
     def uuid(self) -> str:
-        h = self.hex(32)
+        h = f"{self.rng.getrandbits(128) ^ self._id_salt:032x}"  # hex(32)'s draw when unsalted
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
 
     def score(self, low: float, high: float) -> float:

@@ -137,10 +137,6 @@ class SubmissionFactory(CheckParts):
         self._epoch, self._generation = epoch, 0
         self._id_salt = _id_salt(epoch, 0) if epoch else 0
 
-    def uuid(self) -> str:
-        h = f"{self.rng.getrandbits(128) ^ self._id_salt:032x}"  # Draws.uuid's draw when unsalted
-        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
-
     @contextlib.contextmanager
     def pooled(self, count: int) -> Iterator[None]:
         """Draw Faker values from pools while ``count`` (POOL_FROM or more) are built: the

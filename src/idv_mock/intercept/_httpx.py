@@ -29,12 +29,11 @@ import httpx
 
 from idv_mock.intercept._layers import Layer
 from idv_mock.intercept._routing import Target, decide, split_httpx
-from idv_mock.transport import MergedUrls
+from idv_mock.transport import MergedUrls, sets_cookie
 
 SyncHandle = Callable[[httpx.HTTPTransport, httpx.Request], httpx.Response]
 AsyncHandle = Callable[[httpx.AsyncHTTPTransport, httpx.Request], Awaitable[httpx.Response]]
 Extract = Callable[[httpx.Cookies, httpx.Response], None]
-SET_COOKIE = (b"set-cookie", b"set-cookie2")
 
 
 class _Answered(threading.local):
@@ -131,11 +130,8 @@ def _cookie_layer(answered: _Answered, real: Extract) -> Extract:
     def extract_cookies(cookies: httpx.Cookies, response: httpx.Response) -> None:
         if response is answered.response:
             answered.response = None
-            for name, _ in response.headers.raw:
-                if name.lower() in SET_COOKIE:
-                    break
-            else:
-                return  # no cookie set: the jar's pass would change nothing
+            if not sets_cookie(response):
+                return  # the jar's pass would change nothing
         real(cookies, response)
 
     return extract_cookies

@@ -56,8 +56,6 @@ class BaseUrl:
         if port != self.port or host != self.host or scheme != self.scheme:
             return None
         prefix = self.path
-        if prefix == APP_PREFIX and (path == prefix or path.startswith("/v3/")):
-            return path
         if path == prefix or path.startswith(prefix + "/"):
             return APP_PREFIX + path[len(prefix) :]
         return None

@@ -20,10 +20,10 @@ from starlette.routing import Route
 
 from idv_mock.api import journaling
 from idv_mock.backend import BackendError, NotFound
-from idv_mock.backend.liveform import RETURNED, Refused
+from idv_mock.backend.liveform import LANGS, RETURNED, Refused
 from idv_mock.backend.liveform_flow import REASONS, Session, StepInputError
 from idv_mock.errors import GENERIC, LIVEFORM
-from idv_mock.web.pages import first_values, render, service
+from idv_mock.web.pages import read_form, render, service
 
 ERROR_KEYS = {entry.key for entry in LIVEFORM.entries}
 MAX_FORM = 64 * 1024  # a step's form is a few fields
@@ -98,7 +98,7 @@ async def error_page(request: Request) -> Response:
 
 
 def _lang(value: str) -> str:
-    return value if value in ("en", "ko") else "en"
+    return value if value in LANGS else "en"
 
 
 async def step_page(request: Request) -> Response:
@@ -117,10 +117,9 @@ async def step_form(request: Request) -> Response:
     """A step's form: the next page (303), the same page with the field to fix (400), or
     the error page of a refusal (an expired token at completion)."""
     sid, step = request.path_params["session_id"], request.path_params["step"]
-    length = request.headers.get("content-length", "0")
-    if not length.isdigit() or int(length) > MAX_FORM:
+    form = await read_form(request, MAX_FORM)
+    if form is None:
         raise GENERIC.error("payload_too_large")
-    form = first_values(await request.body())
     try:
         session = service(request).liveform_step(sid, step, form)
     except StepInputError as exc:

@@ -17,7 +17,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from idv_mock.api.http import service_of
-from idv_mock.backend import Service
+from idv_mock.backend import Service, liveform
 from idv_mock.web import i18n
 
 HERE = Path(__file__).parent
@@ -37,10 +37,17 @@ def render(
 
 def first_values(body: bytes) -> dict[str, str]:
     """An urlencoded form's first values (what a plain HTML form posts)."""
-    found: dict[str, str] = {}
-    for name, value in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True):
-        found.setdefault(name, value)
-    return found
+    return liveform.first_values(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+
+
+async def read_form(request: Request, limit: int) -> dict[str, str] | None:
+    """The request's form (``first_values``), or None when its body is over ``limit``
+    bytes, said (``content-length``) or found."""
+    length = request.headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > limit:
+        return None
+    body = await request.body()
+    return None if len(body) > limit else first_values(body)
 
 
 def service(request: Request) -> Service:

@@ -24,10 +24,10 @@ SHOWN = 200  # newest entries a page shows (the journal keeps up to 10,000)
 
 async def webhooks(request: Request) -> Response:
     pid = current_project(request).project_id
-    found = list(reversed(service(request).deliveries(pid)))[:SHOWN]
+    found = service(request).deliveries(pid, newest=SHOWN)[::-1]
     for delivery in found:
         delivery["payload_json"] = pretty(delivery["payload"])
-    context = {**shell(request), "active": "/webhooks", "back": "/webhooks"}
+    context = shell(request, "/webhooks")
     return render(request, "webhooks.html", {**context, "deliveries": found})
 
 
@@ -48,9 +48,7 @@ async def journal(request: Request) -> Response:
     entries = service(request).journal(pid, method or None, glob or None)
     shown = [_entry(e) for e in reversed(entries) if _status_matches(e.get("status"), status)]
     context = {
-        **shell(request),
-        "active": "/journal",
-        "back": "/journal",
+        **shell(request, "/journal"),
         "entries": shown[:SHOWN],
         "total": len(shown),
         "filters": {"method": method.upper(), "path": path, "status": status},

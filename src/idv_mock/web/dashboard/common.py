@@ -21,7 +21,7 @@ from idv_mock.api.admin import mask_key
 from idv_mock.backend import BackendError, Conflict, NotFound, Project
 from idv_mock.errors import ApiError
 from idv_mock.web import pages
-from idv_mock.web.pages import first_values
+from idv_mock.web.pages import read_form
 from idv_mock.web.pages import service as service
 
 UI = "/__admin/ui"
@@ -59,7 +59,7 @@ def current_project(request: Request) -> Project:
     if asked is not None:
         return backend.project(asked)
     chosen = request.cookies.get(PROJECT_COOKIE)
-    known = [p["project_id"] for p in backend.describe_projects()]
+    known = backend.project_ids()
     if not known:
         raise UiError(404, "there is no project")
     fallback = "default" if "default" in known else str(known[0])
@@ -80,17 +80,20 @@ def render(request: Request, name: str, context: dict[str, Any], status: int = 2
     return pages.render(request, f"dashboard/{name}", "en", page, status)
 
 
-def shell(request: Request) -> dict[str, Any]:
-    """What the layout shows of the current project: its id, the others, its live stamp."""
+def shell(request: Request, active: str) -> dict[str, Any]:
+    """What the layout shows: the current project (its id, the others, its live stamp) and
+    ``active``, the page of the navigation it is on, where a project switch returns."""
     project = current_project(request)
     pid = project.project_id
-    projects = [p["project_id"] for p in service(request).describe_projects()]
+    backend = service(request)
     return {
         "project": project,
         "pid": pid,
-        "projects": projects,
+        "projects": backend.project_ids(),
         "masked_key": mask_key(project.api_key),
-        "pulse": service(request).dashboard_pulse(pid),
+        "pulse": backend.dashboard_pulse(pid),
+        "active": active,
+        "back": active,
     }
 
 
@@ -110,13 +113,10 @@ def redirect(path: str, note: str = "", **query: str) -> Response:
 
 async def form(request: Request) -> dict[str, str]:
     """An urlencoded form's first values (what a plain HTML form posts); too big is 413."""
-    length = request.headers.get("content-length", "0")
-    if not length.isdigit() or int(length) > MAX_FORM:
+    found = await read_form(request, MAX_FORM)
+    if found is None:
         raise UiError(413, "the form is too large")
-    body = await request.body()
-    if len(body) > MAX_FORM:
-        raise UiError(413, "the form is too large")
-    return first_values(body)
+    return found
 
 
 def status_of(exc: BackendError) -> int:

@@ -29,7 +29,7 @@ async def projects(request: Request) -> Response:
         pid = described["project_id"]
         described["api_key"] = mask_key(str(described["api_key"]))
         rows.append({**described, "counts": backend.dashboard_counts(pid)})
-    return render(request, "projects.html", {**shell(request), "rows": rows, "active": "/"})
+    return render(request, "projects.html", {**shell(request, "/"), "rows": rows})
 
 
 def _back(value: str) -> str:

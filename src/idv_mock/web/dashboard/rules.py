@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import schemas
+from idv_mock.aml.screening import builtin_watchlist
 from idv_mock.api.faults import unknown_errors
 from idv_mock.api.http import parse_json
 from idv_mock.web.dashboard.common import (
@@ -32,10 +33,6 @@ FAULT_KINDS = ("respond", "error", "fault", "delay")
 FAULT_EXAMPLE = '{"match": {"method": "GET", "path": "/v3/submission"}, "respond": {"status": 503}}'
 
 
-def _context(request: Request, active: str) -> dict[str, Any]:
-    return {**shell(request), "active": active, "back": active}
-
-
 # --- fault rules ---
 
 
@@ -44,7 +41,7 @@ async def faults(request: Request) -> Response:
     rules = service(request).faults(pid)
     for rule in rules:
         rule["json"] = orjson.dumps(rule).decode()
-    context = {**_context(request, "/faults"), "rules": rules, "kinds": FAULT_KINDS}
+    context = {**shell(request, "/faults"), "rules": rules, "kinds": FAULT_KINDS}
     return render(request, "faults.html", {**context, "example": FAULT_EXAMPLE})
 
 
@@ -111,7 +108,7 @@ async def remove_fault(request: Request) -> Response:
 async def projections(request: Request) -> Response:
     project = current_project(request)
     found = service(request).projections(project)
-    context = {**_context(request, "/projections"), "policies": found, "fields": FIELDS}
+    context = {**shell(request, "/projections"), "policies": found, "fields": FIELDS}
     return render(request, "projections.html", context)
 
 
@@ -142,8 +139,8 @@ async def delete_projection(request: Request) -> Response:
 async def watchlist(request: Request) -> Response:
     pid = current_project(request).project_id
     own = service(request).own_watchlist(pid)
-    builtin = len(service(request).watchlist(pid)) - len(own)
-    context = {**_context(request, "/watchlist"), "entries": own, "builtin": builtin}
+    builtin = len(builtin_watchlist())
+    context = {**shell(request, "/watchlist"), "entries": own, "builtin": builtin}
     return render(request, "watchlist.html", context)
 
 
@@ -176,7 +173,7 @@ async def delete_watchlist_entry(request: Request) -> Response:
 async def worklists(request: Request) -> Response:
     pid = current_project(request).project_id
     found = service(request).worklists(pid)
-    return render(request, "worklists.html", {**_context(request, "/worklists"), "lists": found})
+    return render(request, "worklists.html", {**shell(request, "/worklists"), "lists": found})
 
 
 async def create_worklist(request: Request) -> Response:

@@ -48,7 +48,7 @@ async def scenarios(request: Request) -> Response:
     book = book_of(request)
     names = book.builtins() if book is not None else []
     shown = _runs(request).get(request.query_params.get("run", ""))
-    context = {**shell(request), "active": "/scenarios", "back": "/scenarios"}
+    context = shell(request, "/scenarios")
     context.update(names=names, plugged=book is not None, result=shown)
     return render(request, "scenarios.html", context)
 

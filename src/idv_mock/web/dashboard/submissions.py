@@ -48,9 +48,7 @@ async def submissions(request: Request) -> Response:
     rows = [_row(item) for item in doc["Items"]]
     shown = [r for r in rows if _wanted(r, kyc, deleted)]
     context = {
-        **shell(request),
-        "active": "/submissions",
-        "back": "/submissions",
+        **shell(request, "/submissions"),
         "rows": shown,
         "hidden": len(rows) - len(shown),
         "page_size": len(rows),
@@ -104,9 +102,7 @@ async def submission(request: Request) -> Response:
     stored = backend.stored_submission(project.project_id, sid)
     returned = _as_returned(request, project, sid)
     context = {
-        **shell(request),
-        "active": "/submissions",
-        "back": "/submissions",
+        **shell(request, "/submissions"),
         "sid": sid,
         "sub": stored,
         "returned": returned,
