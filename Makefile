@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test lint format clean bench
+.PHONY: serve test lint format clean bench docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +33,13 @@ test: lint
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run.py $(if $(filter 1,$(FULL)),--full)
 
+# make docs: the docs site (mkdocs.yml, docs/) into site/, strictly (a broken link fails)
+docs: $(VENV)/.installed-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format src tests pytest_plugin bench
 	$(BIN)/ruff check --fix src tests pytest_plugin bench
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist site .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""The README's "No server at all" snippets run exactly as written (issue 18)."""
+"""The docs' "No server at all" snippets (docs/in-process.md) run exactly as written (issue 18)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "in-process.md"
 
 
 def snippets() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     section = text.split("\n## No server at all\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 

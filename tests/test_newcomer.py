@@ -194,8 +194,8 @@ def test_an_exposed_servers_refusal_has_the_shape() -> None:
 # --- 5. the 405s of the projection paths are the spec's own texts ---
 
 
-def test_the_readme_states_both_405_bodies() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_state_both_405_bodies() -> None:
+    readme = (ROOT / "docs" / "gaps.md").read_text()
     assert '405 `{"message": "Method Not Allowed"}`' in readme
     assert "Method not allowed for /projections path" in readme
     assert "Method not allowed for /projections/projectionId path" in readme
@@ -217,7 +217,7 @@ def test_the_extra_is_declared_and_documented() -> None:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert any(d.startswith("hypothesis") for d in project["optional-dependencies"]["strategies"])
-    assert "pip install 'idv-mock[strategies]'" in (ROOT / "README.md").read_text()
+    assert "pip install 'idv-mock[strategies]'" in (ROOT / "docs" / "pytest.md").read_text()
 
 
 # --- friction: the banner, fault rules, full_name_en ---

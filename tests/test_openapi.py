@@ -16,7 +16,7 @@ from conftest import LiveServer, report_summary
 from idv_mock import Service, ServiceConfig, openapi, schemas
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
-# The three checks whose expectation the spec itself contradicts (README, "Conformance").
+# The three checks whose expectation the spec itself contradicts (docs/conformance.md).
 EXCLUDED_CHECKS = "ignored_auth,unsupported_method,positive_data_acceptance"
 
 

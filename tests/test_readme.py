@@ -1,7 +1,8 @@
-"""The README's shell and Python snippets, run as a reader would run them.
+"""The snippets of the README and the docs pages, run as a reader would run them.
 
-The snippets are read from ``README.md`` and ``scenarios/README.md`` here, so the files
-cannot drift from what works. Shell (```sh / ```bash) and plain Python blocks run in the
+The snippets are read from ``README.md``, the docs site's pages (``docs/*.md``, in the order
+of ``mkdocs.yml``'s ``nav``) and ``scenarios/README.md`` here, so the files cannot drift from
+what works. Shell (```sh / ```bash) and plain Python blocks run in the
 files' order against one ``idv-mock serve`` on a free port (``8080`` in a snippet becomes
 that port), from a folder that looks like the clone's root (its entries linked, so
 ``.venv/bin/idv-mock`` and ``scenarios/...`` resolve; what a snippet writes stays there).
@@ -24,11 +25,32 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ServeProcess
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = (ROOT / "README.md", ROOT / "scenarios" / "README.md")
+SITE = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+# The repository's address, stated once (mkdocs.yml's repo_url): the README's links start
+# with it, so they work where the README is shown outside the repository (the package index).
+REPO_URL = SITE["repo_url"]
+
+
+def nav_pages(nav: list[object]) -> list[str]:
+    """The docs pages in the site's order: later snippets may use what earlier ones made."""
+    pages: list[str] = []
+    for entry in nav:
+        for value in entry.values() if isinstance(entry, dict) else [entry]:
+            pages += nav_pages(value) if isinstance(value, list) else [str(value)]
+    return pages
+
+
+NAV = nav_pages(SITE["nav"])
+FILES = (
+    ROOT / "README.md",
+    *(ROOT / "docs" / page for page in NAV),
+    ROOT / "scenarios" / "README.md",
+)
 RUN_LANGS = {"sh": "bash", "bash": "bash", "python": "python"}
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*(not-run|errors-expected):\s*(.+?)\s*-->$")
@@ -158,13 +180,30 @@ def test_commands_name_the_virtualenvs_idv_mock() -> None:
                 assert not bare.search(line), f"{s.file.name}:{n}: {line}"
 
 
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
 def test_links_stay_inside_the_repository() -> None:
-    link = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
     for path in FILES:
         text = path.read_text()
         assert "shared/spec" not in text, path
-        for target in link.findall(text):
+        for target in LINK.findall(text):
             if target.startswith(("http://", "https://")):
                 continue
             resolved = (path.parent / target).resolve()
             assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{path.name}: {target}"
+
+
+def test_the_readme_is_short_and_its_links_work_outside_the_repository() -> None:
+    """Shown on the package index, a relative link or image breaks: every one is absolute,
+    and those into the repository name a file or folder that exists."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) < 250
+    links = LINK.findall(text)
+    assert len(links) >= len(NAV) - 2  # the docs pages are linked
+    into_repo = re.compile(re.escape(REPO_URL) + r"/(?:blob|tree)/main/([^?]+)(?:\?raw=true)?$")
+    for target in links:
+        assert target.startswith("https://"), target
+        inside = into_repo.match(target)
+        if target.startswith(REPO_URL):
+            assert inside is not None and (ROOT / inside.group(1)).exists(), target
