@@ -3,12 +3,16 @@ the nav, a missing anchor or an include that finds no file fails the build."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
+
+from idv_mock.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,3 +31,29 @@ def test_the_site_builds_strictly_with_every_page(tmp_path: Path) -> None:
         html = site / ("index.html" if page == "index.md" else f"{page[:-3]}/index.html")
         assert html.is_file(), page
         assert "--8<--" not in html.read_text(), page  # every include was resolved
+
+
+def commands(
+    parser: argparse.ArgumentParser, name: str = "idv-mock"
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                yield from commands(sub, f"{name} {sub_name}")
+
+
+def test_the_cli_reference_names_every_flag_of_every_command() -> None:
+    """Each command's section of docs/cli.md lists each of its flags (a new flag fails here
+    until it is documented)."""
+    page = (ROOT / "docs" / "cli.md").read_text()
+    missing = []
+    for name, parser in commands(build_parser()):
+        flags = [max(a.option_strings, key=len) for a in parser._actions if a.option_strings]
+        flags = [flag for flag in flags if flag != "--help"]
+        if not flags:
+            continue
+        heading = f"\n## `{name}`\n"
+        section = page.split(heading, 1)[1].split("\n## ", 1)[0] if heading in page else ""
+        missing += [f"{name} {flag}" for flag in flags if f"`{flag}`" not in section]
+    assert not missing, missing
