@@ -10,9 +10,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
-
 from idv_mock.cli import build_parser
+from test_readme import NAV
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,10 +23,8 @@ def test_the_site_builds_strictly_with_every_page(tmp_path: Path) -> None:
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WARNING" not in done.stderr, done.stderr
-    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
-    pages = [page for entry in nav for page in entry.values()]
-    assert sorted(pages) == sorted(p.name for p in (ROOT / "docs").glob("*.md"))
-    for page in pages:
+    assert sorted(NAV) == sorted(p.name for p in (ROOT / "docs").glob("*.md"))
+    for page in NAV:
         html = site / ("index.html" if page == "index.md" else f"{page[:-3]}/index.html")
         assert html.is_file(), page
         assert "--8<--" not in html.read_text(), page  # every include was resolved
