@@ -12,6 +12,8 @@ Markers, an HTML comment on the line before the fence:
 - ``<!-- not-run: why -->``: not run (it starts a server of its own or waits for ever);
 - ``<!-- errors-expected: why -->``: curl may answer 4xx on purpose. Anywhere else every
   curl call runs with ``--fail-with-body``, so a 4xx or 5xx answer fails the snippet.
+A ```py block holding only ``--8<-- "tests/examples/..."`` shows a test file of the suite
+(included when the site is built, pymdownx.snippets); it runs as a test of its own.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ FILES = (
     ROOT / "scenarios" / "README.md",
 )
 RUN_LANGS = {"sh": "bash", "bash": "bash", "python": "python"}
-FENCE = re.compile(r"^```(\w*)\s*$")
+FENCE = re.compile(r"^```(\w*)(?:\s+[^`]*)?$")  # a language, then maybe title="..."
 MARKER = re.compile(r"^<!--\s*(not-run|errors-expected):\s*(.+?)\s*-->$")
 MAX_NOT_RUN = 6  # keep the snippets that cannot run few
 
@@ -207,3 +209,18 @@ def test_the_readme_is_short_and_its_links_work_outside_the_repository() -> None
         inside = into_repo.match(target)
         if target.startswith(REPO_URL):
             assert inside is not None and (ROOT / inside.group(1)).exists(), target
+
+
+def test_included_files_are_tests_of_the_suite() -> None:
+    """A ```py block that includes a file shows a test the suite runs, never code to run here."""
+    include = re.compile(r'^--8<-- "([^"]+)"$')
+    shown = []
+    for s in ALL:
+        lines = s.code.strip().splitlines()
+        if any(include.match(line) for line in lines):
+            assert s.lang == "py" and len(lines) == 1, s.where
+            path = ROOT / include.match(lines[0]).group(1)  # type: ignore[union-attr]
+            assert path.is_file() and path.name.startswith("test_"), s.where
+            assert path.is_relative_to(ROOT / "tests"), s.where
+            shown.append(path.name)
+    assert len(shown) >= 7
