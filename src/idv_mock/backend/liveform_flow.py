@@ -58,7 +58,9 @@ class Session:
     submission_id: str = ""  # reserved when the document step starts (``created``)
     document: dict[str, str] = field(default_factory=dict)
     retries: int = 0
+    retry_code: str = ""  # the last step redone's reason (``retry``'s ``retryCode``)
     notice: str = ""  # ``retry`` after a failed recognition
+    ip: str = ""  # the applicant's address as the form saw it
     kyc_status: str = ""
 
     @property
@@ -127,14 +129,14 @@ def prefill(identity: dict[str, str]) -> dict[str, str]:
     return {k: identity.get(k, "") for k in DOCUMENT_FIELDS}
 
 
-def kyc_part(outcome: str, reason: str, retries: int) -> dict[str, Any]:
+def kyc_part(outcome: str, reason: str, retries: int, retry_code: str = "") -> dict[str, Any]:
     """The submission's ``kyc`` as the tester panel decided it."""
     rejected = outcome == "rejected"
     retry = [
         {
             "type": "step1",
             "retryCnt": i,
-            "retryCode": "recognition_fail",
+            "retryCode": retry_code or "recognition_fail",
             "retryMessage": "The ID card could not be recognised. Please try again.",
         }
         for i in range(1, retries + 1)
@@ -152,6 +154,8 @@ def submission_overrides(session: Session) -> dict[str, Any]:
     data = {k: v for k, v in session.document.items() if v and k in DOCUMENT_FIELDS}
     data.update(idType=session.id_type, idcard_issuingCountry=session.country)
     data.setdefault("nationality", session.country)
+    if session.ip:
+        data["ip_address"] = session.ip
     return {"data": data, "submission_id": session.submission_id}
 
 

@@ -9,6 +9,7 @@ token rules, so a scenario that shortcuts the form gets what the form would have
 from __future__ import annotations
 
 import copy
+import ipaddress
 import secrets
 import threading
 import uuid
@@ -23,7 +24,7 @@ from idv_mock.backend.liveform import Link, Refused, TokenUse
 from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock
+from idv_mock.clock import Clock, iso
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 
 Submission = dict[str, Any]
@@ -66,15 +67,18 @@ class LiveformOperations:
             self.forms.secrets[project_id] = secret
             return secret
 
-    def liveform_open(self, project_id: str, pairs: Iterable[tuple[str, str]]) -> Session:
-        """An applicant opens a link: read it, apply the token rules, start a session."""
+    def liveform_open(
+        self, project_id: str, pairs: Iterable[tuple[str, str]], ip: str = ""
+    ) -> Session:
+        """An applicant opens a link: read it, apply the token rules, start a session.
+        ``ip``: the applicant's address (the ``ipAddress`` of the form's webhooks)."""
         with self._lock:
             project = self._form_project(project_id)
             link = self._read_link(project, pairs)
             self._check_token(project, link)
             self._form_policy(project, link)
             self._first_use(project, link)  # only now: a refused link changes nothing
-            session = Session(uuid.uuid4().hex, link)
+            session = Session(uuid.uuid4().hex, link, ip=_ipv4(ip))
             liveform_flow.first_step(session)
             self.forms.add(session)
             return copy.deepcopy(session)
@@ -194,8 +198,9 @@ class LiveformOperations:
         if use.expiry_sent or not project.options.get("token_expiry_webhook"):
             return
         use.expiry_sent = True
-        payload = liveform.expiry_payload(token, use, condition, self.clock.peek())
-        self._fire(project, [events.token_expired_event(payload)])
+        expected = use.first_used + liveform.TOKEN_LIFETIME
+        at = iso(expected if condition == "time" else self.clock.peek())
+        self._fire(project, [events.token_expired_event(token, condition, at)])
 
     # --- the flow's steps ---
     def _consent(self, project: Project, session: Session, form: dict[str, str]) -> None:
@@ -227,14 +232,23 @@ class LiveformOperations:
             form.get("reason") or "other", list(liveform_flow.REASONS), "reason"
         )
         if form.get("fail_once", "").lower() in TRUE:
+            code = liveform_flow.choose(
+                form.get("retry_code") or "recognition_fail", events.RETRY_CODES, "retry_code"
+            )
             session.retries += 1
+            session.retry_code = code
             session.step, session.notice = "document", "retry"
-            values = {**session.link.returned(), "retry_count": session.retries}
-            self._fire(project, [events.flow_event("retry", session.submission_id, values)])
+            event = events.flow_event(
+                "retry", session.submission_id, _flow_values(session),
+                retry_code=code, attempts=session.retries,
+            )  # fmt: skip
+            self._fire(project, [event])
             return
         self._check_token(project, session.link)
         overrides = liveform_flow.submission_overrides(session)
-        overrides["kyc"] = liveform_flow.kyc_part(outcome, reason, session.retries)
+        overrides["kyc"] = liveform_flow.kyc_part(
+            outcome, reason, session.retries, session.retry_code
+        )
         sub = self._hosted_create(project, session.link, outcome, overrides)
         session.kyc_status = str(sub["kyc"]["result"])
         session.step = "done"
@@ -261,8 +275,8 @@ class LiveformOperations:
         session.submission_id = self.fresh_uuid(_Either(project.store.blobs, reserved))
         identity = self.factory.identity(self.clock.now(), {"nationality": session.country})
         session.document = liveform_flow.prefill(identity)
-        values = session.link.returned()
-        self._fire(project, [events.flow_event("created", session.submission_id, values)])
+        event = events.flow_event("created", session.submission_id, _flow_values(session))
+        self._fire(project, [event])
 
     def _session(self, session_id: str) -> Session:
         found = self.forms.sessions.get(session_id)
@@ -304,6 +318,25 @@ class LiveformOperations:
         style = str(project.options["projection_style"])
         self._fire(project, events.creation_events(sub, hidden, style))
         return sub
+
+
+def _ipv4(text: str) -> str:
+    """``text`` when it is an IPv4 address (what a submission's ``ip_address`` holds), else
+    empty (an in-process client's host is a name)."""
+    try:
+        return text if ipaddress.ip_address(text).version == 4 else ""
+    except ValueError:
+        return ""
+
+
+def _flow_values(session: Session) -> dict[str, str]:
+    """What ``created`` and ``retry`` carry of the session: the link's values, its token,
+    the applicant's IP."""
+    return {
+        **session.link.returned(),
+        "tokenId": session.link.get("token"),
+        "ipAddress": session.ip,
+    }
 
 
 class _Either:

@@ -87,7 +87,9 @@ class ScreeningOperations:
             new = {**sub, "aml": {**state, "risk_level_summary": result, "currentstatus": result}}
             project.store.replace(new)
             self._keep_reports(project, new, raw, ids, found)
-            self._fire(project, [events.aml_event(new)])
+            if (new.get("kyc") or {}).get("result") == "approved":  # the vendor screens no other
+                hidden, style = project.hidden_fields(sid), str(project.options["projection_style"])
+                self._fire(project, [events.aml_event(new, hidden, style)])
             return {"message": SUCCESS_MESSAGE, "result": result, "raw_data": raw}
 
     @staticmethod
@@ -196,13 +198,18 @@ class ScreeningOperations:
                 raise AdminNotRegistered(admin)
             ok: list[dict[str, Any]] = []
             failed: list[dict[str, Any]] = []
+            fresh: list[events.Event] = []
             for sid in sids:
+                known = {r["id"] for r in worklist.records.values()}
                 error, record_id = self._register(project, worklist, sid, admin)
+                if error is None and record_id not in known:
+                    fresh.append(self._monitor_event(project, worklist, record_id))
                 if error is None:
                     ok.append({"submissionId": sid, "recordIds": [record_id], "status": "success"})
                 else:
                     entry = {"submissionId": sid, "recordIds": [], "status": "failed"}
                     failed.append({**entry, "error": error})
+            self._fire(project, fresh)
             return {
                 "success": bool(ok),
                 "successCount": len(ok),
@@ -210,6 +217,16 @@ class ScreeningOperations:
                 "successResults": ok,
                 "failedResults": failed,
             }
+
+    @staticmethod
+    def _monitor_event(project: Project, worklist: Worklist, record_id: str) -> events.Event:
+        """``aml_monitor``: the submission is now a record of ``worklist``."""
+        record = worklist.records[record_id]
+        sid = str(record["submissionId"])
+        sub = project.store.get(sid) or {"submission_id": sid}
+        ref = {"recordId": record_id, "worklistId": worklist.id, "created_at": record["updateTime"]}
+        hidden, style = project.hidden_fields(sid), str(project.options["projection_style"])
+        return events.aml_monitor_event(sub, [ref], hidden, style)
 
     def _register(
         self, project: Project, worklist: Worklist, sid: str, admin: str

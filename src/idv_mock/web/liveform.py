@@ -43,7 +43,8 @@ async def start(request: Request) -> Response:
     pid = request.query_params.get("pid", "")
     lang = request.query_params.get("lang", "en")
     try:
-        session = service(request).liveform_open(pid, pairs)
+        ip = request.client.host if request.client else ""
+        session = service(request).liveform_open(pid, pairs, ip)
     except Refused as exc:
         response = _to_error(exc, pid, lang)
         _journal(request, pid, response.status_code, {"error": exc.code}, started)
