@@ -27,7 +27,7 @@ from conformance import check_response
 from conftest import ADMIN, API_KEY, HEADERS, free_port, some_submission
 from idv_mock import Service, ServiceConfig, create_app, crypto, schemas
 from idv_mock.clock import iso
-from idv_mock.receiver import Received, WebhookReceiver
+from idv_mock.receiver import Received, WebhookReceiver, shape_problems
 
 WEBHOOK_INDEX: dict[str, dict[str, str]] = schemas.load("api.json")["webhooks"]
 WEBHOOK_SCHEMAS = {entry["event"]: entry["schema"] for entry in WEBHOOK_INDEX.values()}
@@ -887,26 +887,54 @@ def received_block(output: str, event: str) -> Any:
 
 
 @pytest.mark.live
-def test_cli_receive_prints_event_and_body() -> None:
+def test_cli_receive_prints_event_body_and_whether_it_matches_the_vendor() -> None:
     port = free_port()
-    payload = {"webhook_trigger": "updated", "submission_id": "s-1", "data": {"update": {}}}
+    good = {
+        "webhook_trigger": "updated",
+        "submission_id": "s-1",
+        "data": {"update": ["fullName"], "kyc_result": "approved"},
+        "update_time": "2026-01-01T09:00:00.000Z",
+    }
+    old = {"webhook_trigger": "updated", "submission_id": "s-1", "data": {"update": {}}}
     with command("receive", "--port", str(port)) as (proc, output):
         wait_listening(proc, port)
-        r = httpx.post(
-            f"http://127.0.0.1:{port}/webhook",
-            json=payload,
-            headers={"X-Idv-Event": "submission.updated"},
-        )
-        assert r.status_code == 200
+        for body in (good, old):
+            r = httpx.post(
+                f"http://127.0.0.1:{port}/webhook",
+                json=body,
+                headers={"X-Idv-Event": "submission.updated"},
+            )
+            assert r.status_code == 200
     text = output[0]
     assert f"idv-mock receiving webhooks at http://127.0.0.1:{port}/webhook\n" in text
-    assert received_block(text, "submission.updated") == payload
+    assert received_block(text.split("(matches")[0], "submission.updated") == good
+    assert "(matches the vendor's updated webhook)\n" in text
+    assert "!!! does not match the vendor's updated webhook:\n" in text
+    assert "!!!   (root): 'update_time' is a required property\n" in text
+    assert "!!!   data: 'kyc_result' is a required property\n" in text
+    assert "!!!   data/update: {} is not of type 'array'\n" in text
+
+
+def test_shape_problems_names_each_departure_from_the_vendor() -> None:
+    assert shape_problems({"webhook_trigger": "nope"})[0].startswith(
+        "webhook_trigger: 'nope' is not one of the vendor's triggers (created, retry, submit"
+    )
+    assert shape_problems({"data": "x", "isEncrypted": True}) == []
+    token = {"webhook_trigger": "token_expired", "token_id": "t", "expired_condition": "count",
+             "service": "liveform", "expired_at": "2026-01-01T09:00:00.000Z"}  # fmt: skip
+    assert shape_problems(token) == ["service: 'liveform' is not one of ['idCheck', 'faceAuth']"]
+    assert shape_problems({**token, "service": "idCheck"}) == []
 
 
 @pytest.mark.live
 def test_cli_receive_decrypts_with_api_key() -> None:
     port = free_port()
-    payload = {"webhook_trigger": "delete", "submission_id": "s-2", "account_email": ADMIN}
+    payload = {
+        "webhook_trigger": "delete",
+        "submission_id": "s-2",
+        "account_email": ADMIN,
+        "delete_time": "2026-01-01T09:00:00.000Z",
+    }
     body = {"data": crypto.encrypt(payload, "k-9"), "isEncrypted": True}
     with command("receive", "--port", str(port), "--api-key", "k-9") as (proc, output):
         wait_listening(proc, port)
@@ -916,4 +944,5 @@ def test_cli_receive_decrypts_with_api_key() -> None:
             headers={"X-Idv-Event": "submission.deleted"},
         )
         assert r.status_code == 200
-    assert received_block(output[0], "submission.deleted") == payload
+    assert received_block(output[0].split("(matches")[0], "submission.deleted") == payload
+    assert "(matches the vendor's delete webhook)" in output[0]
