@@ -24,7 +24,7 @@ from idv_mock.errors import LIVEFORM
 ALWAYS = ("pid", "lang", "encrypted")
 # Plain parameters (vendor guide); also accepted inside ``encrypted``.
 PLAIN = (
-    *("email", "userid", "sid", "cf1", "cf2", "cf3"),
+    *("email", "userid", "sid", "action", "cf1", "cf2", "cf3"),
     *("blacklistCountries", "approvePeriod", "rejectPeriod", "ageLimit"),
     *("rejectDuplicateUser", "mainColor", "innerColor"),
 )

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from idv_mock.backend.events import FAIL_CODES
+from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
 from idv_mock.backend.liveform import Link, TokenUse
 
 STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")
@@ -62,6 +64,7 @@ class Session:
     notice: str = ""  # ``retry`` after a failed recognition
     ip: str = ""  # the applicant's address as the form saw it
     kyc_status: str = ""
+    injection: bool = False  # a data-injection link (action=addveri) for an existing submission
 
     @property
     def project_id(self) -> str:
@@ -127,6 +130,47 @@ def _is_date(text: str) -> bool:
 def prefill(identity: dict[str, str]) -> dict[str, str]:
     """The OCR fields the form shows for the sample document (Faker's identity)."""
     return {k: identity.get(k, "") for k in DOCUMENT_FIELDS}
+
+
+ADDRESS_FIELDS = (
+    *("address_street", "address_street2", "address_city", "address_state"),
+    *("address_zipcode", "address_country"),
+)
+ADDRESS_REQUIRED = ("address_street", "address_city", "address_country")
+INJECTION_SUCCESS = "success"
+INJECTION_RESULTS = (INJECTION_SUCCESS, *FAIL_CODES)  # the tester panel's choices
+
+
+def injected_address(form: dict[str, str], countries: frozenset[str]) -> dict[str, str]:
+    """The address the applicant typed at the injection step, with the formatted and input
+    forms the submission's data carries; a missing or bad field is a ``StepInputError``."""
+    found = {k: form.get(k, "").strip() for k in ADDRESS_FIELDS}
+    for name in ADDRESS_REQUIRED:
+        if not found[name]:
+            raise StepInputError(name)
+    found["address_country"] = found["address_country"].upper()
+    if found["address_country"] not in countries:
+        raise StepInputError("address_country")
+    street = ", ".join(v for v in (found["address_street"], found["address_street2"]) if v)
+    place = " ".join(v for v in (found["address_state"], found["address_zipcode"]) if v)
+    found["address_input"] = street
+    found["address_formatted"] = ", ".join(v for v in (street, found["address_city"], place) if v)
+    return found
+
+
+def injected(
+    sub: dict[str, Any], address: dict[str, str], cf: dict[str, str], at: str
+) -> dict[str, Any]:
+    """``sub`` after an address injection at ``at`` (the submission's timestamp form): the
+    address replaces the old one (the vendor: "replaces existing category data"), the cf
+    values the link carried are written, and the action is recorded in ``Injection_action``."""
+    action = {"type": "address", "created_at": at}
+    return {
+        **sub,
+        "data": {**(sub.get("data") or {}), **address, **cf},
+        "Injection_action": [*(sub.get("Injection_action") or []), action],
+        "updated_at": at,
+    }
 
 
 def kyc_part(outcome: str, reason: str, retries: int, retry_code: str = "") -> dict[str, Any]:

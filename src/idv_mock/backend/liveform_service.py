@@ -17,14 +17,14 @@ from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from idv_mock import crypto
+from idv_mock import crypto, schemas
 from idv_mock.backend import events, liveform, liveform_flow
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.backend.liveform import Link, Refused, TokenUse
 from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock, iso
+from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 
 Submission = dict[str, Any]
@@ -39,6 +39,7 @@ class LiveformOperations:
     factory: SubmissionFactory
     forms: FormState
     projects: dict[str, Project]
+    changes: int
 
     if TYPE_CHECKING:  # provided by Service
 
@@ -77,9 +78,14 @@ class LiveformOperations:
             link = self._read_link(project, pairs)
             self._check_token(project, link)
             self._form_policy(project, link)
+            target = self._injection_target(project, link)
             self._first_use(project, link)  # only now: a refused link changes nothing
             session = Session(uuid.uuid4().hex, link, ip=_ipv4(ip))
             liveform_flow.first_step(session)
+            if target is not None:  # data injection: the address step for that submission
+                session.injection, session.step = True, "address"
+                session.submission_id = str(target["submission_id"])
+                session.kyc_status = str((target.get("kyc") or {}).get("result", ""))
             self.forms.add(session)
             return copy.deepcopy(session)
 
@@ -173,6 +179,38 @@ class LiveformOperations:
             raise Refused("unknown-projection", known=link.returned()) from None
         return None
 
+    # --- data injection (action=addveri) ---
+    def _injection_target(self, project: Project, link: Link) -> Submission | None:
+        """The submission an injection link names (``sid``), or None for a KYC link."""
+        if link.get("action") != "addveri":
+            return None
+        sid = link.get("sid")
+        if not sid:
+            raise Refused("injection-missing", known=link.returned())
+        found = project.store.get(sid)
+        if found is None or found.get("status") == "Deleted Submission":
+            raise Refused("invalid-submission", known=link.returned())
+        return found
+
+    def _address(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        """The injection step: the address, and the tester panel's result (success, or
+        one of the vendor's failCodes, which sends ``injectionFail``)."""
+        address = liveform_flow.injected_address(form, schemas.countries())
+        results = liveform_flow.INJECTION_RESULTS
+        result = liveform_flow.choose(form.get("result") or "success", results, "result")
+        sub = self._injection_target(project, session.link)
+        assert sub is not None  # an injection session's link names its submission
+        at = stamp(self.clock.now())
+        cf = {k: session.link.values[k] for k in events.CF_KEYS if k in session.link.values}
+        if result != liveform_flow.INJECTION_SUCCESS:
+            self._fire(project, [events.injection_event(sub, at, cf, fail_code=result)])
+            raise Refused("injection-failed", known=session.link.returned())
+        new = liveform_flow.injected(sub, address, cf, at)
+        self.changes += 1
+        project.store.replace(new)
+        self._fire(project, [events.injection_event(new, at, cf)])
+        session.step = "injected"
+
     # --- tokens ---
     def _check_token(self, project: Project, link: Link) -> None:
         """Private mode needs a token; an expired or used one is TK-10001 (time wins)."""
@@ -262,6 +300,7 @@ class LiveformOperations:
         "document": _document,
         "selfie": _selfie,
         "tester": _tester,
+        "address": _address,
     }
 
     def _advance(self, project: Project, session: Session, step: str) -> None:
