@@ -11,11 +11,13 @@ import os
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from idv_mock import make_submission, schemas
 from idv_mock.backend import events
 from idv_mock.backend.events import Event
 from idv_mock.backend.projections import FIELDS
+from idv_mock.strategies import webhook_payloads
 
 TRIGGERS = (
     *("created", "retry", "submit", "approved", "rejected", "updated", "delete"),
@@ -106,3 +108,21 @@ def test_webhook_times_are_iso_8601() -> None:
     assert events.webhook_time("2026-01-02-03-04-05-678") == "2026-01-02T03:04:05.678Z"
     assert events.webhook_time("2026-01-02T03:04:05.678Z") == "2026-01-02T03:04:05.678Z"
     assert events.webhook_time("") == ""
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(payload=webhook_payloads())
+def test_the_strategy_draws_payloads_that_fit_their_schema(payload: dict[str, Any]) -> None:
+    trigger = payload["webhook_trigger"]
+    assert schemas.errors(events.SCHEMAS[trigger], payload) == []
+
+
+@given(payload=webhook_payloads(["rejected", "token_expired"]))
+@settings(max_examples=30, deadline=None)
+def test_the_strategy_draws_only_the_triggers_named(payload: dict[str, Any]) -> None:
+    assert payload["webhook_trigger"] in ("rejected", "token_expired")
+
+
+def test_the_strategy_refuses_an_unknown_trigger() -> None:
+    with pytest.raises(ValueError, match="unknown triggers \\['nope'\\]"):
+        webhook_payloads(["nope"])
