@@ -120,6 +120,35 @@ def test_review_is_an_administrators_patch(ui: httpx.Client, service: Service) -
     assert ui.post(f"{UI}/submissions/nope/review", data=form).status_code == 404
 
 
+def test_monitor_form_registers_a_record_and_sends_aml_monitor(
+    ui: httpx.Client, service: Service
+) -> None:
+    service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
+    wid = service.create_worklist("default", {"name": "daily"})["id"]
+    sub = service.create_submission("default", {"kyc": {"result": "approved"}})
+    sid = sub["submission_id"]
+    page = ui.get(f"{UI}/submissions/{sid}")
+    assert 'data-testid="monitor"' in page.text and f'value="{wid}"' in page.text
+    r = ui.post(f"{UI}/submissions/{sid}/monitor", data={"worklist_id": wid, "admin": ADMIN})
+    assert r.status_code == 303
+    (record,) = service.monitoring_records_of("default", sid)
+    assert "record " + record["id"] in ui.get(r.headers["location"]).text
+    (delivery,) = [
+        d for d in service.deliveries("default") if d["event"] == "submission.aml_monitor"
+    ]
+    assert delivery["payload"]["records"] == [
+        {"recordId": record["id"], "worklistId": wid, "created_at": record["updateTime"]}
+    ]
+    refused = ui.post(f"{UI}/submissions/{sid}/monitor", data={"worklist_id": "nope"})
+    assert refused.status_code == 404
+    pending = service.create_submission("default", {"kyc": {"result": "pending"}})
+    assert (
+        'data-testid="monitor"' not in ui.get(f"{UI}/submissions/{pending['submission_id']}").text
+    )
+    bad = ui.post(f"{UI}/submissions/{pending['submission_id']}/monitor", data={"worklist_id": wid})
+    assert bad.status_code == 400 and "is not approved" in bad.text
+
+
 def test_detail_shows_aml_matches_with_reports_and_monitoring(
     ui: httpx.Client, service: Service
 ) -> None:

@@ -689,6 +689,36 @@ def test_registering_a_monitoring_record_sends_aml_monitor(
     assert len(hook.received) == 1
 
 
+def test_the_control_api_registers_a_record_and_sends_aml_monitor(
+    service: Service, client: TestClient, hook: WebhookReceiver
+) -> None:
+    r = client.post("/__admin/projects/default/submissions", json={"kyc": {"result": "approved"}})
+    sid = r.json()["submission_id"]
+    wid = client.post("/__admin/projects/default/worklists", json={"name": "w"}).json()["id"]
+    url = f"/__admin/projects/default/worklists/{wid}/records"
+    r = client.post(url, json={"submission_id": sid})
+    assert r.status_code == 201, r.text
+    record = r.json()
+    assert (record["submissionId"], record["admin"]) == (sid, ADMIN)
+    (item,) = hook.wait_for(1)
+    assert item.body["records"] == [
+        {"recordId": record["id"], "worklistId": wid, "created_at": record["updateTime"]}
+    ]
+    assert_valid(item.event, item.body)
+    r = client.post("/__admin/projects/default/worklists/nope/records", json={"submission_id": sid})
+    assert (r.status_code, r.json()["message"]) == (404, "worklist nope not found")
+    r = client.post(url, json={"submissionId": sid})
+    assert r.status_code == 400
+    assert r.json()["message"] == "the body is {submission_id, admin (optional)}"
+    r = client.post(url, json={"submission_id": "missing"})
+    assert r.json() == {"message": "cannot monitor it",
+                        "errors": ["Cannot find submission: missing"]}  # fmt: skip
+    r = client.post(url, json={"submission_id": sid, "admin": "x@y.z"})
+    assert r.json()["message"] == "x@y.z is not an administrator of the project"
+    assert service.webhooks.wait_idle()
+    assert len(hook.received) == 1
+
+
 # --- secure transfer ---
 def test_secure_project_encrypts_every_trigger(
     service: Service, client: TestClient, receiver: WebhookReceiver

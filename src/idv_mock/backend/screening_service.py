@@ -20,6 +20,7 @@ from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLA
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
+    Inactive,
     InvalidCountry,
     InvalidInput,
     NotFound,
@@ -180,6 +181,26 @@ class ScreeningOperations:
     def worklists(self, project_id: str) -> list[dict[str, Any]]:
         with self._lock:
             return [w.describe() for w in self.project(project_id).monitoring.worklists.values()]
+
+    def register_record(
+        self, project_id: str, wid: str, sid: str, admin: str | None = None
+    ) -> dict[str, Any]:
+        """One submission registered in a worklist outside the API (the control API, the
+        dashboard): ``monitor``'s rules and its ``aml_monitor`` webhook, as the project's
+        first administrator unless ``admin`` is given; the record."""
+        with self._lock:
+            project = self.project(project_id)
+            who = admin or (project.admins[0] if project.admins else "")
+            try:
+                batch = self.monitor(project, wid, [sid], who)
+            except Inactive:
+                raise InvalidInput(f"worklist {wid} is not active") from None
+            except AdminNotRegistered:
+                raise InvalidInput(f"{who} is not an administrator of the project") from None
+            if batch["failedResults"]:
+                raise InvalidInput("cannot monitor it", [batch["failedResults"][0]["error"]])
+            record_id = batch["successResults"][0]["recordIds"][0]
+            return copy.deepcopy(project.monitoring.get(wid).records[record_id])
 
     def check_worklist(self, project: Project, wid: str, *, accepting: bool) -> None:
         """Raise ``UnknownWorklist`` (or ``Inactive`` when ``accepting``) for a bad worklist."""
