@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from idv_mock import Service
-from test_liveform import BASE, error_of, link, open_link, shown, step_of
+from idv_mock import Service, crypto, schemas
+from test_liveform import BASE, KEY, error_of, link, open_link, post, shown, step_of
 
 ADDRESS = {
     "address_street": "12 Sejong-daero",
@@ -154,3 +154,62 @@ def test_an_encrypted_injection_link_works_alike(
     r = submit(client, page, ADDRESS)
     assert r.status_code == 303
     assert idv_webhook_receiver.wait_for("injection")["submission_id"] == sid
+
+
+def walk_with_a_retry(client: httpx.Client, url: str, outcome: str) -> httpx.Response:
+    page = open_link(client, url)
+    for form in ({"agree": "on"}, {"country": "KOR"}, {"id_type": "passport"}, {}, {}):
+        page = post(client, page, form)
+    page = post(client, page, {"outcome": outcome, "fail_once": "on"})
+    for form in ({}, {}, {"outcome": outcome}):
+        page = post(client, page, form)
+    return page
+
+
+def test_a_secure_project_encrypts_every_trigger_of_the_form(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    """created, retry, rejected, token_expired, injection, injectionFail on a project with
+    secure_transfer: every body is the envelope, each decrypts to its trigger's shape."""
+    options = {"secure_transfer": True, "token_expiry_webhook": True}
+    idv_service.update_project("default", {"options": options})
+    url = link({}, {"userid": "u-sec", "token": "tok-sec", "cf1": "c"})
+    done = walk_with_a_retry(client, url, "rejected")
+    error_of(client, url)  # the used token: token_expired (count)
+    sid = shown(done.text, "submission-id")
+    approved = existing(idv_service)["submission_id"]
+    for result, target in (("distanceChecks_ipGeo", approved), ("success", approved)):
+        page = open_link(client, link({"action": "addveri", "sid": target}))
+        submit(client, page, {**ADDRESS, "result": result})
+    got = idv_webhook_receiver.wait_for(6)
+    assert idv_service.webhooks.wait_idle()
+    triggers = []
+    for item in got:
+        assert set(item.body) == {"data", "isEncrypted"} and item.body["isEncrypted"] is True
+        plain = crypto.decrypt(item.body["data"], KEY)
+        assert schemas.errors(f"webhooks/{plain['webhook_trigger']}.json", plain) == []
+        triggers.append(plain["webhook_trigger"])
+    assert triggers == ["created", "retry", "rejected", "token_expired", "injectionFail",
+                        "injection"]  # fmt: skip
+    assert crypto.decrypt(got[2].body["data"], KEY)["submission_id"] == sid
+
+
+def test_the_projection_a_link_names_filters_created_and_retry(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    r = client.post("/projection", json={"name": "p", "mode": "exclude",
+                                         "fields": ["cf1", "ip_address"]})  # fmt: skip
+    projection_id = r.json()["projection_id"]
+    inner = {"userid": "u-p", "cf1": "secret", "cf2": "shown", "projectionId": projection_id}
+    walk_with_a_retry(client, link({}, inner), "approved")
+    created, retry, approved = (i.body for i in idv_webhook_receiver.wait_for(3))
+    projection = {"projectionId": projection_id, "projectionName": "p"}
+    for payload in (created, retry, approved):
+        assert payload["cf"] == {"cf2": "shown"}
+        assert "ipAddress" not in payload
+        assert payload["projection"] == projection
+    assert created == {
+        "webhook_trigger": "created", "submission_id": approved["submission_id"],
+        "kyc_result": {"status": "incomplete"}, "cf": {"cf2": "shown"}, "userid": "u-p",
+        "projection": projection,
+    }  # fmt: skip

@@ -406,10 +406,12 @@ def flow_event(
     attempts: int = 0,
     hidden: list[str] | None = None,
     style: str = "omit",
+    projection: dict[str, str] | None = None,
 ) -> Event:
     """``created`` (the submission came into being, incomplete) or ``retry`` (a step must
     be redone): the link's values (``userid``, ``cf1``-``cf3``, ``tokenId``, ``ipAddress``);
-    ``retry_code`` and ``attempts`` when a step was redone."""
+    ``retry_code`` and ``attempts`` when a step was redone; ``projection``: the policy the
+    link names (its ``hidden`` fields)."""
     cf = _filled((k, values.get(k)) for k in CF_KEYS)
     payload = _filled(
         (
@@ -424,7 +426,7 @@ def flow_event(
             ("ipAddress", values.get("ipAddress")),
         )
     )
-    return Event(trigger, _project(payload, {}, hidden, style))
+    return Event(trigger, _project(payload, {"projection": projection}, hidden, style))
 
 
 def token_expired_event(token_id: str, condition: str, at: str) -> Event:

@@ -276,11 +276,7 @@ class LiveformOperations:
             session.retries += 1
             session.retry_code = code
             session.step, session.notice = "document", "retry"
-            event = events.flow_event(
-                "retry", session.submission_id, _flow_values(session),
-                retry_code=code, attempts=session.retries,
-            )  # fmt: skip
-            self._fire(project, [event])
+            self._fire_flow(project, session, "retry", code)
             return
         self._check_token(project, session.link)
         overrides = liveform_flow.submission_overrides(session)
@@ -314,7 +310,22 @@ class LiveformOperations:
         session.submission_id = self.fresh_uuid(_Either(project.store.blobs, reserved))
         identity = self.factory.identity(self.clock.now(), {"nationality": session.country})
         session.document = liveform_flow.prefill(identity)
-        event = events.flow_event("created", session.submission_id, _flow_values(session))
+        self._fire_flow(project, session, "created")
+
+    def _fire_flow(
+        self, project: Project, session: Session, trigger: str, retry_code: str = ""
+    ) -> None:
+        """``created`` or ``retry``, filtered by the projection the link names."""
+        policy = self._form_policy(project, session.link)
+        hidden = list(policy.fields) if policy is not None else None
+        projection = None
+        if policy is not None:
+            projection = {"projectionId": policy.projection_id, "projectionName": policy.name}
+        event = events.flow_event(
+            trigger, session.submission_id, _flow_values(session),
+            retry_code=retry_code, attempts=session.retries if retry_code else 0,
+            hidden=hidden, style=str(project.options["projection_style"]), projection=projection,
+        )  # fmt: skip
         self._fire(project, [event])
 
     def _session(self, session_id: str) -> Session:
