@@ -455,9 +455,11 @@ def test_projection_filters_every_trigger_with_personal_data(
     monitor = {"submissionIds": [sid], "admin": ADMIN}
     r = client.post(f"/v3/submission/aml/monitor/{wid}", json=monitor)
     assert r.status_code == 200, r.text
-    got = hook.wait_for(5)
+    claims = {**claims, "userid": "u-proj-2"}
+    hosted(client, claims, "rejected", overrides=CF_OVERRIDES)
+    got = hook.wait_for(6)
     assert [i.body["webhook_trigger"] for i in got] == [
-        "submit", "updated", "approved", "aml", "aml_monitor"
+        "submit", "updated", "approved", "aml", "aml_monitor", "rejected"
     ]  # fmt: skip
     for item in got:
         assert_valid(item.event, item.body)
