@@ -14,7 +14,8 @@ from openapi_spec_validator import validate
 from starlette.testclient import TestClient
 
 from conftest import LiveServer, report_summary
-from idv_mock import Service, ServiceConfig, openapi, schemas
+from idv_mock import Service, ServiceConfig, make_submission, openapi, schemas
+from idv_mock.backend import events
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 # The three checks whose expectation the spec itself contradicts (README, "Conformance").
@@ -86,6 +87,17 @@ def test_openapi_python_client_generates_the_webhook_models(tmp_path: Path) -> N
     names = {p.name for p in out.glob("*/models/*.py")}
     for title in ("approved", "rejected", "submit", "updated", "token_expired", "aml_monitor"):
         assert f"{title}_webhook.py" in names
+    # a payload the mock sends goes through the generated model and back unchanged
+    sub = make_submission({"kyc": {"result": "approved"}}, seed=3)
+    payload = events.approved_event(sub).payload
+    (package,) = [p.parent.name for p in out.glob("*/models")]
+    check = (
+        "import json, sys; from " + package + ".models import ApprovedWebhook; "
+        "p = json.loads(sys.stdin.read()); assert ApprovedWebhook.from_dict(p).to_dict() == p"
+    )
+    done = subprocess.run([sys.executable, "-c", check], cwd=out, input=orjson.dumps(payload),
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
 
 
 def test_3_0_rendering_has_no_3_1_keywords() -> None:
