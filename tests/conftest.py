@@ -22,6 +22,9 @@ from conformance import check_response
 from idv_mock import Service, ServiceConfig, create_app
 
 pytest_plugins = ["pytester"]
+# every webhook payload the service builds is checked against its trigger's schema
+# (idv_mock.backend.events); child processes (idv-mock serve) inherit it
+os.environ["IDV_MOCK_CHECK_WEBHOOKS"] = "1"
 
 API_KEY = "mock-api-key"
 ADMIN = "admin@example.com"

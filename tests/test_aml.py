@@ -16,7 +16,7 @@ import pytest
 from pypdf import PdfReader
 from starlette.testclient import TestClient
 
-from conftest import LiveServer, assert_refused, snapshot, some_submission
+from conftest import ADMIN, LiveServer, assert_refused, snapshot, some_submission
 from idv_mock import Service
 from idv_mock.receiver import WebhookReceiver
 
@@ -595,17 +595,40 @@ def test_screening_sends_the_aml_webhook(
     result: str,
 ) -> None:
     sid = watchlisted(client, entry) if entry else unscreened(service)["submission_id"]
+    decide = {"submissionId": sid, "admin": ADMIN, "data": {"kycStatus": "approved"}}
+    assert client.patch("/v3/submission", json=decide).status_code == 200
+    service.webhooks.wait_idle(5)
+    receiver.received.clear()
     sub = service.stored_submission("default", sid)
     screen_ok(client, sid, 80)
     (item,) = receiver.wait_for(1)
     assert item.event == "submission.aml"
-    assert item.body == {
+    cf = {k: sub["data"][k] for k in ("cf1", "cf2", "cf3") if sub["data"].get(k)}
+    expected = {
         "webhook_trigger": "aml",
         "submission_id": sid,
+        "duplicated_information": sub["duplicated_information"],
         "email": sub["email"],
         "userid": sub["userid"],
+        "cf": cf,
         "aml_result": {"currentstatus": result, "risk_level_summary": result},
+        "tokenId": sub["tokenId"],
     }
+    assert item.body == {k: v for k, v in expected.items() if v not in ("", {})}
+
+
+def test_screening_a_submission_not_approved_sends_no_webhook(
+    client: TestClient, service: Service, receiver: WebhookReceiver
+) -> None:
+    """The vendor screens approved KYC only: the call answers as before, nothing is sent."""
+    sid = watchlisted(client, "WL-0001")
+    decide = {"submissionId": sid, "admin": ADMIN, "data": {"kycStatus": "rejected"}}
+    assert client.patch("/v3/submission", json=decide).status_code == 200
+    service.webhooks.wait_idle(5)
+    receiver.received.clear()
+    screen_ok(client, sid, 80)
+    assert service.webhooks.wait_idle(5)
+    assert receiver.received == []
 
 
 def test_refused_screening_sends_no_webhook(

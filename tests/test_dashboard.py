@@ -95,7 +95,8 @@ def test_kyc_and_deleted_filters_narrow_the_page(ui: httpx.Client, service: Serv
 
 def test_review_is_an_administrators_patch(ui: httpx.Client, service: Service) -> None:
     service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
-    sid = ui.get("/v3/submission", headers={"x-api-key": KEY}).json()["Items"][0]["submission_id"]
+    items = ui.get("/v3/submission", headers={"x-api-key": KEY}).json()["Items"]
+    sid = next(i["submission_id"] for i in items if i["kyc"]["result"] != "rejected")
     form = {"action": "reject", "admin": ADMIN, "reason": "document expired"}
     response = ui.post(f"{UI}/submissions/{sid}/review", data=form)
     assert response.status_code == 303
@@ -110,11 +111,42 @@ def test_review_is_an_administrators_patch(ui: httpx.Client, service: Service) -
     # and the result webhook, after the update (issue 17: "the updated (and result) webhooks")
     events = [d["event"] for d in service.deliveries("default")]
     assert events[-2:] == ["submission.updated", "submission.rejected"]
-    assert service.deliveries("default")[-1]["payload"]["kyc_result"]["status"] == "rejected"
+    result = service.deliveries("default")[-1]["payload"]
+    assert result["kyc_result"]["status"] == "rejected"
+    assert "full_name" not in result  # rejected carries no personal data (webhooks.md 5)
     stranger = ui.post(f"{UI}/submissions/{sid}/review", data={**form, "admin": "x@y.z"})
     assert stranger.status_code == 400
     assert ui.post(f"{UI}/submissions/{sid}/review", data={"action": "x"}).status_code == 400
     assert ui.post(f"{UI}/submissions/nope/review", data=form).status_code == 404
+
+
+def test_monitor_form_registers_a_record_and_sends_aml_monitor(
+    ui: httpx.Client, service: Service
+) -> None:
+    service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
+    wid = service.create_worklist("default", {"name": "daily"})["id"]
+    sub = service.create_submission("default", {"kyc": {"result": "approved"}})
+    sid = sub["submission_id"]
+    page = ui.get(f"{UI}/submissions/{sid}")
+    assert 'data-testid="monitor"' in page.text and f'value="{wid}"' in page.text
+    r = ui.post(f"{UI}/submissions/{sid}/monitor", data={"worklist_id": wid, "admin": ADMIN})
+    assert r.status_code == 303
+    (record,) = service.monitoring_records_of("default", sid)
+    assert "record " + record["id"] in ui.get(r.headers["location"]).text
+    (delivery,) = [
+        d for d in service.deliveries("default") if d["event"] == "submission.aml_monitor"
+    ]
+    assert delivery["payload"]["records"] == [
+        {"recordId": record["id"], "worklistId": wid, "created_at": record["updateTime"]}
+    ]
+    refused = ui.post(f"{UI}/submissions/{sid}/monitor", data={"worklist_id": "nope"})
+    assert refused.status_code == 404
+    pending = service.create_submission("default", {"kyc": {"result": "pending"}})
+    assert (
+        'data-testid="monitor"' not in ui.get(f"{UI}/submissions/{pending['submission_id']}").text
+    )
+    bad = ui.post(f"{UI}/submissions/{pending['submission_id']}/monitor", data={"worklist_id": wid})
+    assert bad.status_code == 400 and "is not approved" in bad.text
 
 
 def test_detail_shows_aml_matches_with_reports_and_monitoring(

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from idv_mock import Service, cli, crypto
+from idv_mock.clock import iso
 
 BASE = "http://idv-mock"
 KEY = "mock-api-key"
@@ -170,25 +171,52 @@ def test_rejected_flow_records_the_reason(client: httpx.Client, idv_service: Ser
     )
 
 
-def test_webhooks_created_retry_submit_result_in_order(
-    client: httpx.Client, idv_webhook_receiver: Any
+def test_webhooks_created_retry_then_the_result_in_order(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
 ) -> None:
-    page = open_link(client, link({"userid": "u-hook", "email": "h@example.com", "cf2": "x"}))
+    """created (incomplete), retry (retryCode, attempts), then approved alone: no submit
+    before an immediate decision (webhooks.md 1-4)."""
+    url = link({"userid": "u-hook", "email": "h@example.com", "cf2": "x"}, {"token": "tok-h"})
+    page = open_link(client, url)
     for form in ({"agree": "on"}, {"country": "KOR"}, {"id_type": "passport"}, {}, {}):
         page = post(client, page, form)
-    page = post(client, page, {"outcome": "approved", "fail_once": "on"})
+    form = {"outcome": "approved", "fail_once": "on", "retry_code": "glare_detected"}
+    page = post(client, page, form)
     assert step_of(page) == "document" and shown(page.text, "retry-notice")
     for form in ({}, {}, {"outcome": "approved"}):
         page = post(client, page, form)
-    idv_webhook_receiver.wait_for(4)
+    idv_webhook_receiver.wait_for(3)
+    assert idv_service.webhooks.wait_idle()
     payloads = [item.body for item in idv_webhook_receiver.received]
-    assert [p["webhook_trigger"] for p in payloads] == ["created", "retry", "submit", "approved"]
+    assert [p["webhook_trigger"] for p in payloads] == ["created", "retry", "approved"]
     sid = shown(page.text, "submission-id")
     assert payloads[0] == {
-        "webhook_trigger": "created", "submission_id": sid, "userid": "u-hook",
-        "email": "h@example.com", "cf1": "", "cf2": "x", "cf3": "",
+        "webhook_trigger": "created", "submission_id": sid,
+        "kyc_result": {"status": "incomplete"}, "cf": {"cf2": "x"},
+        "userid": "u-hook", "tokenId": "tok-h", "ipAddress": "127.0.0.1",
     }  # fmt: skip
-    assert payloads[1]["retry_count"] == 1 and payloads[3]["submission_id"] == sid
+    assert payloads[1] == {
+        **payloads[0], "webhook_trigger": "retry", "retryCode": "glare_detected", "attempts": 1,
+    }  # fmt: skip
+    stored = idv_service.stored_submission("default", sid)
+    assert stored["kyc"]["retry"][0]["retryCode"] == "glare_detected"
+    assert stored["data"]["ip_address"] == "127.0.0.1"
+    assert payloads[2]["submission_id"] == sid and payloads[2]["tokenId"] == "tok-h"
+    assert payloads[2]["ipAddress"] == "127.0.0.1"
+    assert payloads[2]["kyc_result"]["reviewer"] == "system"
+
+
+def test_a_retry_code_not_on_the_vendors_list_is_asked_again(
+    client: httpx.Client, idv_webhook_receiver: Any
+) -> None:
+    page = open_link(client, link({"userid": "u-bad"}))
+    for form in ({"agree": "on"}, {"country": "KOR"}, {"id_type": "passport"}, {}, {}):
+        page = post(client, page, form)
+    r = client.post(str(page.url), data={"outcome": "approved", "fail_once": "on",
+                                         "retry_code": "nope"})  # fmt: skip
+    assert r.status_code == 400
+    idv_webhook_receiver.wait_for(1)
+    assert [i.body["webhook_trigger"] for i in idv_webhook_receiver.received] == ["created"]
 
 
 def test_encrypted_projection_filters_the_submission(
@@ -275,15 +303,35 @@ def test_token_expires_three_minutes_after_first_use(
     idv_service.update_project("default", {"options": {"token_expiry_webhook": True}})
     url = link({}, {"userid": "u-time", "token": "tok-time"})
     assert step_of(open_link(client, url)) == "consent"
+    first = idv_service.clock.peek()
     idv_service.clock.current += timedelta(minutes=3, seconds=1)
     _, page = error_of(client, url)
     assert shown(page.text, "error-code") == "TK-10001"
     payload = idv_webhook_receiver.wait_for("token_expired")
-    assert (payload["token_id"], payload["expired_condition"], payload["service"]) == (
-        "tok-time",
-        "time",
-        "liveform",
-    )
+    assert payload == {
+        "webhook_trigger": "token_expired",
+        "token_id": "tok-time",
+        "expired_condition": "time",
+        "service": "idCheck",
+        "expected_expired_at": iso(first + timedelta(minutes=3)),
+    }
+
+
+def test_a_used_token_sends_token_expired_by_count(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    idv_service.update_project("default", {"options": {"token_expiry_webhook": True}})
+    url = link({}, {"userid": "u-count", "token": "tok-count"})
+    walk(client, url)
+    error_of(client, url)
+    payload = idv_webhook_receiver.wait_for("token_expired")
+    assert payload == {
+        "webhook_trigger": "token_expired",
+        "token_id": "tok-count",
+        "expired_condition": "count",
+        "service": "idCheck",
+        "expired_at": iso(idv_service.clock.peek()),
+    }
 
 
 def test_private_mode_needs_a_token(client: httpx.Client, idv_service: Service) -> None:

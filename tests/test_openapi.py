@@ -8,12 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from openapi_spec_validator import validate
 from starlette.testclient import TestClient
 
 from conftest import LiveServer, report_summary
-from idv_mock import Service, ServiceConfig, openapi, schemas
+from idv_mock import Service, ServiceConfig, make_submission, openapi, schemas
+from idv_mock.backend import events
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 # The three checks whose expectation the spec itself contradicts (docs/conformance.md).
@@ -47,6 +49,55 @@ def test_error_responses_carry_spec_examples() -> None:
     doc = openapi.document()
     bad = doc["paths"]["/submission"]["patch"]["responses"]["400"]["content"]["application/json"]
     assert bad["example"] == {"errorCode": "missing_api_key", "message": "API-Key is required."}
+
+
+def test_webhooks_section_has_one_post_per_trigger_with_its_schema() -> None:
+    doc = openapi.document()
+    validate(doc)  # the webhooks section included
+    index = schemas.load("api.json")["webhooks"]
+    assert list(doc["webhooks"]) == list(index)
+    models = doc["components"]["schemas"]
+    for trigger, entry in index.items():
+        post = doc["webhooks"][trigger]["post"]
+        body = post["requestBody"]["content"]["application/json"]["schema"]
+        title = schemas.load(entry["schema"])["title"]
+        assert body == {"$ref": f"#/components/schemas/{title}"}
+        assert models[title]["properties"]["webhook_trigger"]["const"] == trigger
+        assert post["parameters"][0]["schema"] == {"type": "string", "enum": [entry["event"]]}
+        assert "200" in post["responses"]
+    # relative references inside the webhooks folder resolve to components
+    cf = models["ApprovedWebhook"]["properties"]["cf"]
+    assert cf == {"$ref": "#/components/schemas/WebhookCommon.cf"}
+    created = models["SubmitWebhook"]["properties"]["created_at"]
+    assert created == {"$ref": "#/components/schemas/defs.iso_timestamp"}
+    assert "webhooks" not in openapi.document("3.0")  # 3.0 has no webhooks
+
+
+def test_openapi_python_client_generates_the_webhook_models(tmp_path: Path) -> None:
+    """Generated clients get a class per payload (issue 24); openapi-python-client is in
+    the test extra."""
+    tool = Path(sys.executable).with_name("openapi-python-client")
+    spec = tmp_path / "openapi.json"
+    spec.write_bytes(orjson.dumps(openapi.document()))
+    out = tmp_path / "client"
+    subprocess.run(
+        [str(tool), "generate", "--path", str(spec), "--output-path", str(out)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    names = {p.name for p in out.glob("*/models/*.py")}
+    for title in ("approved", "rejected", "submit", "updated", "token_expired", "aml_monitor"):
+        assert f"{title}_webhook.py" in names
+    # a payload the mock sends goes through the generated model and back unchanged
+    sub = make_submission({"kyc": {"result": "approved"}}, seed=3)
+    payload = events.approved_event(sub).payload
+    (package,) = [p.parent.name for p in out.glob("*/models")]
+    check = (
+        "import json, sys; from " + package + ".models import ApprovedWebhook; "
+        "p = json.loads(sys.stdin.read()); assert ApprovedWebhook.from_dict(p).to_dict() == p"
+    )
+    done = subprocess.run([sys.executable, "-c", check], cwd=out, input=orjson.dumps(payload),
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
 
 
 def test_3_0_rendering_has_no_3_1_keywords() -> None:

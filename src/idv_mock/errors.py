@@ -324,5 +324,18 @@ LIVEFORM = Family(
         Entry("LF-40006", "Invalid value for {}.", name="invalid-parameter"),
         Entry("LF-40007", "No liveform secret key has been issued.", name="no-secret"),
         Entry("LF-40008", "The verification session could not be found.", 404, name="session"),
+        # data injection (action=addveri): the vendor's error names, as codes of the mock
+        Entry(
+            "LF-40009",
+            "Invalid submissionId: the submission does not exist.",
+            404,
+            name="invalid-submission",
+        ),
+        Entry("LF-40010", "Required field is missing: sid.", name="injection-missing"),
+        Entry(
+            "LF-40011",
+            "An error occurred while processing the address information. Please try again.",
+            name="injection-failed",
+        ),
     ),
 )

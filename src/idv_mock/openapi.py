@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import posixpath
 import re
 from typing import Any
 
@@ -30,12 +31,19 @@ ERROR_EXAMPLES = {
 
 
 def _component(name: str) -> str:
+    """A schema file's component name: its stem, or, for a file in a folder (the webhook
+    payloads, ``webhooks/approved.json``), its title (``ApprovedWebhook``): a name generated
+    clients use as it is for the payload's class."""
+    if "/" in name:
+        return str(schemas.load(name)["title"])
     return name.removesuffix(".json")
 
 
 def _rewrite_ref(ref: str, current: str) -> str:
     """A file-relative ``$ref`` as a reference into ``components/schemas``."""
     target, _, pointer = ref.partition("#")
+    if target:  # relative to the folder of the file that holds it
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
     stem = _component(target or current)
     if pointer.startswith("/$defs/"):
         name, _, rest = pointer.removeprefix("/$defs/").partition("/")
@@ -287,8 +295,39 @@ def _document_31(control: bool = False) -> dict[str, Any]:
         "servers": [{"url": "/" if control else "/v3"}],
         "security": [{"apiKey": []}],
         "paths": paths,
+        "webhooks": _webhooks(index["webhooks"]),
         "components": {"schemas": _components(), "securitySchemes": SECURITY},
     }
+
+
+def _webhooks(index: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """OpenAPI 3.1 ``webhooks``: one POST per trigger, its body the trigger's schema."""
+    found: dict[str, Any] = {}
+    for trigger, entry in index.items():
+        schema = schemas.load(entry["schema"])
+        header = {"name": "X-Idv-Event", "in": "header", "required": True,
+                  "description": "the mock's own header (the vendor sends none)",
+                  "schema": {"type": "string", "enum": [entry["event"]]}}  # fmt: skip
+        found[trigger] = {
+            "post": {
+                "operationId": f"webhook_{trigger}",
+                "summary": schema["description"].split(":", 1)[1].split(".")[0].strip(),
+                "description": schema["description"] + _ENCRYPTED_NOTE,
+                "parameters": [header],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref(entry["schema"])}},
+                },
+                "responses": {"200": {"description": "any 2xx ends the delivery"}},
+            }
+        }
+    return found
+
+
+_ENCRYPTED_NOTE = (
+    " With the project option secure_transfer the body is this payload encrypted as "
+    '{"data": <ciphertext>, "isEncrypted": true} (encrypted_response).'
+)
 
 
 _DESCRIPTION = (
@@ -311,6 +350,7 @@ def document(version: str = "3.1", *, control: bool = False) -> dict[str, Any]:
             k: to_30(v) for k, v in doc["components"]["schemas"].items()
         }
         doc["paths"] = to_30(doc["paths"])
+        doc.pop("webhooks")  # OpenAPI 3.0 has no webhooks
     return doc
 
 

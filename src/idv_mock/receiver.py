@@ -111,8 +111,25 @@ class WebhookReceiver:
         return Handler
 
 
+def shape_problems(payload: Any) -> list[str]:
+    """Where ``payload`` leaves the vendor's shape of its trigger (``webhook_trigger``),
+    each as ``path: message``; empty when it matches. An encrypted envelope is not checked
+    (decrypt it first)."""
+    from idv_mock import schemas
+
+    if isinstance(payload, dict) and payload.get("isEncrypted") is True:
+        return []
+    index: dict[str, dict[str, str]] = schemas.load("api.json")["webhooks"]
+    trigger = payload.get("webhook_trigger") if isinstance(payload, dict) else None
+    if not isinstance(trigger, str) or trigger not in index:
+        known = ", ".join(index)
+        return [f"webhook_trigger: {trigger!r} is not one of the vendor's triggers ({known})"]
+    return schemas.errors(index[trigger]["schema"], payload)
+
+
 def run(host: str, port: int, api_key: str | None) -> int:
-    """``idv-mock receive``: print every webhook until interrupted."""
+    """``idv-mock receive``: print every webhook until interrupted, and say when one does
+    not match the vendor's shape of its trigger (``schemas/webhooks/``)."""
 
     def show(item: Received) -> None:
         body = item.body
@@ -123,6 +140,17 @@ def run(host: str, port: int, api_key: str | None) -> int:
                 print(f"(could not decrypt with the given --api-key: {exc})", flush=True)
         text = orjson.dumps(body, option=orjson.OPT_INDENT_2).decode()
         print(f"--- {item.event} {item.path}\n{text}", flush=True)
+        if isinstance(body, dict) and body.get("isEncrypted") is True:
+            print("(encrypted: give --api-key to check its shape)", flush=True)
+            return
+        problems = shape_problems(body)
+        trigger = body.get("webhook_trigger") if isinstance(body, dict) else None
+        if problems:
+            print(f"!!! does not match the vendor's {trigger} webhook:", flush=True)
+            for problem in problems:
+                print(f"!!!   {problem}", flush=True)
+        else:
+            print(f"(matches the vendor's {trigger} webhook)", flush=True)
 
     receiver = WebhookReceiver(host, port)
     receiver.on_receive = show

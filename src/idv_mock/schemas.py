@@ -35,8 +35,10 @@ def schema_dir() -> Path:
 
 @functools.cache
 def all_schemas() -> dict[str, dict[str, Any]]:
-    """Every schema file by its file name."""
-    return {p.name: orjson.loads(p.read_bytes()) for p in sorted(schema_dir().glob("*.json"))}
+    """Every schema file by its path under the folder (``webhooks/approved.json``)."""
+    root = schema_dir()
+    found = sorted(root.rglob("*.json"))
+    return {p.relative_to(root).as_posix(): orjson.loads(p.read_bytes()) for p in found}
 
 
 def load(name: str) -> dict[str, Any]:

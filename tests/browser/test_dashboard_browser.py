@@ -95,7 +95,8 @@ def test_deliveries_appear_live_and_are_sent_again(
     dash.goto(ui(idv_server, "/webhooks"))
     dash.evaluate("window.notReloaded = true")
     created = httpx.post(
-        f"{idv_server.admin_url}/projects/default/submissions?fire_webhooks=true", json={}
+        f"{idv_server.admin_url}/projects/default/submissions?fire_webhooks=true",
+        json={"kyc": {"result": "pending"}},  # pending: the one result that sends submit
     )
     assert created.status_code == 201
     sid = created.json()["submission_id"]

@@ -120,14 +120,57 @@ def test_failed_recognition_is_retried(
     page.goto(idv_server.liveform_url(userid="u-retry"))
     walk_to_tester(page)
     page.get_by_label("Fail recognition once").check()
+    page.get_by_label("Retry reason").select_option("image_too_blurry")
     page.get_by_test_id("finish").click()
     assert current_step(page) == "document"
     assert "could not recognise" in page.get_by_test_id("retry-notice").inner_text()
     shot("retry")
     walk_to_tester(page)
     finish(page)
-    assert idv_webhook_receiver.wait_for("retry")["retry_count"] == 1
+    retry = idv_webhook_receiver.wait_for("retry")
+    assert (retry["retryCode"], retry["attempts"], retry["userid"]) == (
+        "image_too_blurry", 1, "u-retry"
+    )  # fmt: skip
+    assert retry["kyc_result"] == {"status": "incomplete"}
     assert idv_webhook_receiver.wait_for("approved")["userid"] == "u-retry"
+
+
+def test_data_injection_adds_an_address(
+    page: Any, shot: Shot, idv_server: Any, idv_webhook_receiver: Any
+) -> None:
+    """``action=addveri&sid=...``: the address step of an existing submission; success sends
+    ``injection``, a failCode from the tester panel ``injectionFail`` (webhooks.md 8)."""
+    service = idv_server.service
+    sub = service.create_submission("default", {"kyc": {"result": "approved"}})
+    sid = sub["submission_id"]
+    page.goto(idv_server.liveform_url(action="addveri", sid=sid, cf3="promo"))
+    assert current_step(page) == "address"
+    assert page.get_by_test_id("submission-id").inner_text() == sid
+    fields = {"Street": "1 Main St", "City": "Busan", "Country (ISO alpha-3, e.g. KOR)": "KOR"}
+    for label, value in fields.items():
+        page.get_by_label(label, exact=True).fill(value)
+    page.get_by_label("Country on the blacklist").check()
+    shot("injection-address")
+    page.get_by_test_id("next").click()
+    assert "address information" in page.get_by_test_id("error-message").inner_text()
+    failed = idv_webhook_receiver.wait_for("injectionFail")
+    assert failed["action"]["failCode"] == "blackliskCountries"
+    page.go_back()
+    page.reload()
+    assert current_step(page) == "address"
+    for label, value in fields.items():
+        page.get_by_label(label, exact=True).fill(value)
+    page.get_by_label("Pass").check()
+    page.get_by_test_id("next").click()
+    assert current_step(page) == "injected"
+    assert "Address verification completed." in page.get_by_test_id("done-text").inner_text()
+    shot("injected")
+    done = idv_webhook_receiver.wait_for("injection")
+    assert (done["submission_id"], done["kyc_status"], done["cf3"]) == (sid, "approved", "promo")
+    assert done["applicant_id"] == sub["applicant_id"]
+    stored = service.stored_submission("default", sid)
+    assert stored["data"]["address_city"] == "Busan"
+    assert len(stored["Injection_action"]) == 1
 
 
 def test_expired_token(page: Any, shot: Shot, idv_server: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from idv_mock import schemas
 from idv_mock.api.faults import unknown_errors
 from idv_mock.api.http import JSON, json_response, parse_json, service_of
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
@@ -233,6 +234,16 @@ def _watchlist_submission(request: Request, body: dict[str, Any]) -> Any:
     return service_of(request).watchlist_submission(_pid(request), body["entry_id"], overrides)
 
 
+def _register_record(request: Request, body: dict[str, Any]) -> Any:
+    problems = schemas.errors("record_registration.json", body)
+    if problems:
+        raise _bad("the body is {submission_id, admin (optional)}", problems)
+    wid = request.path_params["worklist_id"]
+    return service_of(request).register_record(
+        _pid(request), wid, body["submission_id"], body.get("admin")
+    )
+
+
 def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
     def operation(request: Request, body: dict[str, Any]) -> Any:
         wid = request.path_params["worklist_id"]
@@ -276,6 +287,9 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/projects/{project_id}/worklists": {
         "GET": _call(lambda r, b: {"worklists": service_of(r).worklists(_pid(r))}),
         "POST": _call(lambda r, b: service_of(r).create_worklist(_pid(r), b), 201),
+    },
+    "/__admin/projects/{project_id}/worklists/{worklist_id}/records": {
+        "POST": _call(_register_record, 201),
     },
     "/__admin/projects/{project_id}/worklists/{worklist_id}/activate": {
         "POST": _call(_set_active(True)),

@@ -42,17 +42,10 @@ class DashboardOperations:
         self, project: Project, sid: str, admin: str, changes: dict[str, str]
     ) -> dict[str, Any]:
         """A reviewer's decision: the administrator's PATCH (``edit``: checks, stamps, the
-        ``updated`` webhook), then, for a decided status, the result webhook (``approved`` or
-        ``rejected``, projected as the submission's creation was) the service sends when a
-        review decides a submission."""
+        ``updated`` webhook and, for a changed status, the result's webhook with reviewer
+        ``agent``)."""
         with self._lock:
-            new = self.edit(project, sid, admin, changes)
-            status = changes.get("kycStatus")
-            if status in ("approved", "rejected"):
-                hidden = project.hidden_fields(sid)
-                style = str(project.options["projection_style"])
-                self._fire(project, [events.submission_event(status, new, hidden, style)])
-            return new
+            return self.edit(project, sid, admin, changes)
 
     # --- reads ---
     def dashboard_counts(self, project_id: str) -> dict[str, int]:

@@ -73,6 +73,17 @@ def apply_changes(sub: Submission, changes: dict[str, str]) -> Submission:
     return new
 
 
+def changed_properties(old: Submission, new: Submission, changes: dict[str, str]) -> list[str]:
+    """The PATCH properties of ``changes`` whose stored value differs after the edit."""
+    found = []
+    for rule in PATCH_PROPERTIES:
+        if rule.prop in changes:
+            top, key = rule.target
+            if (old.get(top) or {}).get(key) != (new.get(top) or {}).get(key):
+                found.append(rule.prop)
+    return found
+
+
 # --- partial delete ---------------------------------------------------------------------------
 
 # the data_fields list of api-v3.md 4.4

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from idv_mock.backend.events import FAIL_CODES
+from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
 from idv_mock.backend.liveform import Link, TokenUse
 
 STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")
@@ -58,8 +60,11 @@ class Session:
     submission_id: str = ""  # reserved when the document step starts (``created``)
     document: dict[str, str] = field(default_factory=dict)
     retries: int = 0
+    retry_code: str = ""  # the last step redone's reason (``retry``'s ``retryCode``)
     notice: str = ""  # ``retry`` after a failed recognition
+    ip: str = ""  # the applicant's address as the form saw it
     kyc_status: str = ""
+    injection: bool = False  # a data-injection link (action=addveri) for an existing submission
 
     @property
     def project_id(self) -> str:
@@ -127,14 +132,55 @@ def prefill(identity: dict[str, str]) -> dict[str, str]:
     return {k: identity.get(k, "") for k in DOCUMENT_FIELDS}
 
 
-def kyc_part(outcome: str, reason: str, retries: int) -> dict[str, Any]:
+ADDRESS_FIELDS = (
+    *("address_street", "address_street2", "address_city", "address_state"),
+    *("address_zipcode", "address_country"),
+)
+ADDRESS_REQUIRED = ("address_street", "address_city", "address_country")
+INJECTION_SUCCESS = "success"
+INJECTION_RESULTS = (INJECTION_SUCCESS, *FAIL_CODES)  # the tester panel's choices
+
+
+def injected_address(form: dict[str, str], countries: frozenset[str]) -> dict[str, str]:
+    """The address the applicant typed at the injection step, with the formatted and input
+    forms the submission's data carries; a missing or bad field is a ``StepInputError``."""
+    found = {k: form.get(k, "").strip() for k in ADDRESS_FIELDS}
+    for name in ADDRESS_REQUIRED:
+        if not found[name]:
+            raise StepInputError(name)
+    found["address_country"] = found["address_country"].upper()
+    if found["address_country"] not in countries:
+        raise StepInputError("address_country")
+    street = ", ".join(v for v in (found["address_street"], found["address_street2"]) if v)
+    place = " ".join(v for v in (found["address_state"], found["address_zipcode"]) if v)
+    found["address_input"] = street
+    found["address_formatted"] = ", ".join(v for v in (street, found["address_city"], place) if v)
+    return found
+
+
+def injected(
+    sub: dict[str, Any], address: dict[str, str], cf: dict[str, str], at: str
+) -> dict[str, Any]:
+    """``sub`` after an address injection at ``at`` (the submission's timestamp form): the
+    address replaces the old one (the vendor: "replaces existing category data"), the cf
+    values the link carried are written, and the action is recorded in ``Injection_action``."""
+    action = {"type": "address", "created_at": at}
+    return {
+        **sub,
+        "data": {**(sub.get("data") or {}), **address, **cf},
+        "Injection_action": [*(sub.get("Injection_action") or []), action],
+        "updated_at": at,
+    }
+
+
+def kyc_part(outcome: str, reason: str, retries: int, retry_code: str = "") -> dict[str, Any]:
     """The submission's ``kyc`` as the tester panel decided it."""
     rejected = outcome == "rejected"
     retry = [
         {
             "type": "step1",
             "retryCnt": i,
-            "retryCode": "recognition_fail",
+            "retryCode": retry_code or "recognition_fail",
             "retryMessage": "The ID card could not be recognised. Please try again.",
         }
         for i in range(1, retries + 1)
@@ -152,6 +198,8 @@ def submission_overrides(session: Session) -> dict[str, Any]:
     data = {k: v for k, v in session.document.items() if v and k in DOCUMENT_FIELDS}
     data.update(idType=session.id_type, idcard_issuingCountry=session.country)
     data.setdefault("nationality", session.country)
+    if session.ip:
+        data["ip_address"] = session.ip
     return {"data": data, "submission_id": session.submission_id}
 
 

@@ -9,6 +9,7 @@ token rules, so a scenario that shortcuts the form gets what the form would have
 from __future__ import annotations
 
 import copy
+import ipaddress
 import secrets
 import threading
 import uuid
@@ -16,14 +17,14 @@ from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from idv_mock import crypto
+from idv_mock import crypto, schemas
 from idv_mock.backend import events, liveform, liveform_flow
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.backend.liveform import Link, Refused, TokenUse
 from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock
+from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 
 Submission = dict[str, Any]
@@ -38,6 +39,7 @@ class LiveformOperations:
     factory: SubmissionFactory
     forms: FormState
     projects: dict[str, Project]
+    changes: int
 
     if TYPE_CHECKING:  # provided by Service
 
@@ -66,16 +68,24 @@ class LiveformOperations:
             self.forms.secrets[project_id] = secret
             return secret
 
-    def liveform_open(self, project_id: str, pairs: Iterable[tuple[str, str]]) -> Session:
-        """An applicant opens a link: read it, apply the token rules, start a session."""
+    def liveform_open(
+        self, project_id: str, pairs: Iterable[tuple[str, str]], ip: str = ""
+    ) -> Session:
+        """An applicant opens a link: read it, apply the token rules, start a session.
+        ``ip``: the applicant's address (the ``ipAddress`` of the form's webhooks)."""
         with self._lock:
             project = self._form_project(project_id)
             link = self._read_link(project, pairs)
             self._check_token(project, link)
             self._form_policy(project, link)
+            target = self._injection_target(project, link)
             self._first_use(project, link)  # only now: a refused link changes nothing
-            session = Session(uuid.uuid4().hex, link)
+            session = Session(uuid.uuid4().hex, link, ip=_ipv4(ip))
             liveform_flow.first_step(session)
+            if target is not None:  # data injection: the address step for that submission
+                session.injection, session.step = True, "address"
+                session.submission_id = str(target["submission_id"])
+                session.kyc_status = str((target.get("kyc") or {}).get("result", ""))
             self.forms.add(session)
             return copy.deepcopy(session)
 
@@ -169,6 +179,38 @@ class LiveformOperations:
             raise Refused("unknown-projection", known=link.returned()) from None
         return None
 
+    # --- data injection (action=addveri) ---
+    def _injection_target(self, project: Project, link: Link) -> Submission | None:
+        """The submission an injection link names (``sid``), or None for a KYC link."""
+        if link.get("action") != "addveri":
+            return None
+        sid = link.get("sid")
+        if not sid:
+            raise Refused("injection-missing", known=link.returned())
+        found = project.store.get(sid)
+        if found is None or found.get("status") == "Deleted Submission":
+            raise Refused("invalid-submission", known=link.returned())
+        return found
+
+    def _address(self, project: Project, session: Session, form: dict[str, str]) -> None:
+        """The injection step: the address, and the tester panel's result (success, or
+        one of the vendor's failCodes, which sends ``injectionFail``)."""
+        address = liveform_flow.injected_address(form, schemas.countries())
+        results = liveform_flow.INJECTION_RESULTS
+        result = liveform_flow.choose(form.get("result") or "success", results, "result")
+        sub = self._injection_target(project, session.link)
+        assert sub is not None  # an injection session's link names its submission
+        at = stamp(self.clock.now())
+        cf = {k: session.link.values[k] for k in events.CF_KEYS if k in session.link.values}
+        if result != liveform_flow.INJECTION_SUCCESS:
+            self._fire(project, [events.injection_event(sub, at, cf, fail_code=result)])
+            raise Refused("injection-failed", known=session.link.returned())
+        new = liveform_flow.injected(sub, address, cf, at)
+        self.changes += 1
+        project.store.replace(new)
+        self._fire(project, [events.injection_event(new, at, cf)])
+        session.step = "injected"
+
     # --- tokens ---
     def _check_token(self, project: Project, link: Link) -> None:
         """Private mode needs a token; an expired or used one is TK-10001 (time wins)."""
@@ -194,8 +236,9 @@ class LiveformOperations:
         if use.expiry_sent or not project.options.get("token_expiry_webhook"):
             return
         use.expiry_sent = True
-        payload = liveform.expiry_payload(token, use, condition, self.clock.peek())
-        self._fire(project, [events.token_expired_event(payload)])
+        expected = use.first_used + liveform.TOKEN_LIFETIME
+        at = iso(expected if condition == "time" else self.clock.peek())
+        self._fire(project, [events.token_expired_event(token, condition, at)])
 
     # --- the flow's steps ---
     def _consent(self, project: Project, session: Session, form: dict[str, str]) -> None:
@@ -227,14 +270,19 @@ class LiveformOperations:
             form.get("reason") or "other", list(liveform_flow.REASONS), "reason"
         )
         if form.get("fail_once", "").lower() in TRUE:
+            code = liveform_flow.choose(
+                form.get("retry_code") or "recognition_fail", events.RETRY_CODES, "retry_code"
+            )
             session.retries += 1
+            session.retry_code = code
             session.step, session.notice = "document", "retry"
-            values = {**session.link.returned(), "retry_count": session.retries}
-            self._fire(project, [events.flow_event("retry", session.submission_id, values)])
+            self._fire_flow(project, session, "retry", code)
             return
         self._check_token(project, session.link)
         overrides = liveform_flow.submission_overrides(session)
-        overrides["kyc"] = liveform_flow.kyc_part(outcome, reason, session.retries)
+        overrides["kyc"] = liveform_flow.kyc_part(
+            outcome, reason, session.retries, session.retry_code
+        )
         sub = self._hosted_create(project, session.link, outcome, overrides)
         session.kyc_status = str(sub["kyc"]["result"])
         session.step = "done"
@@ -248,6 +296,7 @@ class LiveformOperations:
         "document": _document,
         "selfie": _selfie,
         "tester": _tester,
+        "address": _address,
     }
 
     def _advance(self, project: Project, session: Session, step: str) -> None:
@@ -261,8 +310,23 @@ class LiveformOperations:
         session.submission_id = self.fresh_uuid(_Either(project.store.blobs, reserved))
         identity = self.factory.identity(self.clock.now(), {"nationality": session.country})
         session.document = liveform_flow.prefill(identity)
-        values = session.link.returned()
-        self._fire(project, [events.flow_event("created", session.submission_id, values)])
+        self._fire_flow(project, session, "created")
+
+    def _fire_flow(
+        self, project: Project, session: Session, trigger: str, retry_code: str = ""
+    ) -> None:
+        """``created`` or ``retry``, filtered by the projection the link names."""
+        policy = self._form_policy(project, session.link)
+        hidden = list(policy.fields) if policy is not None else None
+        projection = None
+        if policy is not None:
+            projection = {"projectionId": policy.projection_id, "projectionName": policy.name}
+        event = events.flow_event(
+            trigger, session.submission_id, _flow_values(session),
+            retry_code=retry_code, attempts=session.retries if retry_code else 0,
+            hidden=hidden, style=str(project.options["projection_style"]), projection=projection,
+        )  # fmt: skip
+        self._fire(project, [event])
 
     def _session(self, session_id: str) -> Session:
         found = self.forms.sessions.get(session_id)
@@ -304,6 +368,25 @@ class LiveformOperations:
         style = str(project.options["projection_style"])
         self._fire(project, events.creation_events(sub, hidden, style))
         return sub
+
+
+def _ipv4(text: str) -> str:
+    """``text`` when it is an IPv4 address (what a submission's ``ip_address`` holds), else
+    empty (an in-process client's host is a name)."""
+    try:
+        return text if ipaddress.ip_address(text).version == 4 else ""
+    except ValueError:
+        return ""
+
+
+def _flow_values(session: Session) -> dict[str, str]:
+    """What ``created`` and ``retry`` carry of the session: the link's values, its token,
+    the applicant's IP."""
+    return {
+        **session.link.returned(),
+        "tokenId": session.link.get("token"),
+        "ipAddress": session.ip,
+    }
 
 
 class _Either:

@@ -20,6 +20,7 @@ from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLA
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
+    Inactive,
     InvalidCountry,
     InvalidInput,
     NotFound,
@@ -87,7 +88,9 @@ class ScreeningOperations:
             new = {**sub, "aml": {**state, "risk_level_summary": result, "currentstatus": result}}
             project.store.replace(new)
             self._keep_reports(project, new, raw, ids, found)
-            self._fire(project, [events.aml_event(new)])
+            if (new.get("kyc") or {}).get("result") == "approved":  # the vendor screens no other
+                hidden, style = project.hidden_fields(sid), str(project.options["projection_style"])
+                self._fire(project, [events.aml_event(new, hidden, style)])
             return {"message": SUCCESS_MESSAGE, "result": result, "raw_data": raw}
 
     @staticmethod
@@ -179,6 +182,26 @@ class ScreeningOperations:
         with self._lock:
             return [w.describe() for w in self.project(project_id).monitoring.worklists.values()]
 
+    def register_record(
+        self, project_id: str, wid: str, sid: str, admin: str | None = None
+    ) -> dict[str, Any]:
+        """One submission registered in a worklist outside the API (the control API, the
+        dashboard): ``monitor``'s rules and its ``aml_monitor`` webhook, as the project's
+        first administrator unless ``admin`` is given; the record."""
+        with self._lock:
+            project = self.project(project_id)
+            who = admin or (project.admins[0] if project.admins else "")
+            try:
+                batch = self.monitor(project, wid, [sid], who)
+            except Inactive:
+                raise InvalidInput(f"worklist {wid} is not active") from None
+            except AdminNotRegistered:
+                raise InvalidInput(f"{who} is not an administrator of the project") from None
+            if batch["failedResults"]:
+                raise InvalidInput("cannot monitor it", [batch["failedResults"][0]["error"]])
+            record_id = batch["successResults"][0]["recordIds"][0]
+            return copy.deepcopy(project.monitoring.get(wid).records[record_id])
+
     def check_worklist(self, project: Project, wid: str, *, accepting: bool) -> None:
         """Raise ``UnknownWorklist`` (or ``Inactive`` when ``accepting``) for a bad worklist."""
         with self._lock:
@@ -196,13 +219,18 @@ class ScreeningOperations:
                 raise AdminNotRegistered(admin)
             ok: list[dict[str, Any]] = []
             failed: list[dict[str, Any]] = []
+            fresh: list[events.Event] = []
             for sid in sids:
+                known = {r["id"] for r in worklist.records.values()}
                 error, record_id = self._register(project, worklist, sid, admin)
+                if error is None and record_id not in known:
+                    fresh.append(self._monitor_event(project, worklist, record_id))
                 if error is None:
                     ok.append({"submissionId": sid, "recordIds": [record_id], "status": "success"})
                 else:
                     entry = {"submissionId": sid, "recordIds": [], "status": "failed"}
                     failed.append({**entry, "error": error})
+            self._fire(project, fresh)
             return {
                 "success": bool(ok),
                 "successCount": len(ok),
@@ -210,6 +238,16 @@ class ScreeningOperations:
                 "successResults": ok,
                 "failedResults": failed,
             }
+
+    @staticmethod
+    def _monitor_event(project: Project, worklist: Worklist, record_id: str) -> events.Event:
+        """``aml_monitor``: the submission is now a record of ``worklist``."""
+        record = worklist.records[record_id]
+        sid = str(record["submissionId"])
+        sub = project.store.get(sid) or {"submission_id": sid}
+        ref = {"recordId": record_id, "worklistId": worklist.id, "created_at": record["updateTime"]}
+        hidden, style = project.hidden_fields(sid), str(project.options["projection_style"])
+        return events.aml_monitor_event(sub, [ref], hidden, style)
 
     def _register(
         self, project: Project, worklist: Worklist, sid: str, admin: str

@@ -367,8 +367,29 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
             new = derive.apply_masking(edited, project.options)
             new = self._edit_stamps(new, changes, admin, now)
             project.store.replace(new, shared=keep)
-            self._fire(project, [events.updated_event(sid, admin, iso(moment), changes)])
+            self._fire_edit(project, old, new, admin, iso(moment), changes)
             return new
+
+    def _fire_edit(
+        self,
+        project: Project,
+        old: Submission,
+        new: Submission,
+        admin: str,
+        when: str,
+        changes: dict[str, str],
+    ) -> None:
+        """``updated`` naming what changed (nothing changed: nothing sent), then, when the
+        status changed, what the new status sends, decided by a person (``agent``)."""
+        changed = edits.changed_properties(old, new, changes)
+        if not changed:
+            return
+        hidden = project.hidden_fields(new["submission_id"])
+        style = str(project.options["projection_style"])
+        batch = [events.updated_event(new, admin, when, changed, hidden, style)]
+        if "kycStatus" in changed:
+            batch += events.decision_events(new, hidden, style, reviewer="agent")
+        self._fire(project, batch)
 
     @staticmethod
     def _edit_stamps(sub: Submission, changes: dict[str, str], admin: str, now: str) -> Submission:

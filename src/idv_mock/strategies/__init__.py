@@ -47,6 +47,7 @@ from idv_mock.strategies.valid import (
     projection_requests,
     submissions,
 )
+from idv_mock.strategies.webhooks import webhook_payloads
 
 __all__ = [
     "Invalid",
@@ -63,4 +64,5 @@ __all__ = [
     "projection_requests",
     "send",
     "submissions",
+    "webhook_payloads",
 ]

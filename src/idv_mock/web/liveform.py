@@ -21,7 +21,13 @@ from starlette.routing import Route
 from idv_mock.api import journaling
 from idv_mock.backend import BackendError, NotFound
 from idv_mock.backend.liveform import LANGS, RETURNED, Refused
-from idv_mock.backend.liveform_flow import REASONS, Session, StepInputError
+from idv_mock.backend.liveform_flow import (
+    INJECTION_RESULTS,
+    REASONS,
+    RETRY_CODES,
+    Session,
+    StepInputError,
+)
 from idv_mock.errors import GENERIC, LIVEFORM
 from idv_mock.web.pages import read_form, render, service
 
@@ -43,7 +49,8 @@ async def start(request: Request) -> Response:
     pid = request.query_params.get("pid", "")
     lang = request.query_params.get("lang", "en")
     try:
-        session = service(request).liveform_open(pid, pairs)
+        ip = request.client.host if request.client else ""
+        session = service(request).liveform_open(pid, pairs, ip)
     except Refused as exc:
         response = _to_error(exc, pid, lang)
         _journal(request, pid, response.status_code, {"error": exc.code}, started)
@@ -164,7 +171,9 @@ def _step_context(request: Request, session: Session) -> dict[str, Any]:
     if session.step in ("country", "id_type"):
         return backend.liveform_choices(session.session_id)
     if session.step == "tester":
-        return {"reasons": list(REASONS)}
+        return {"reasons": list(REASONS), "retry_codes": RETRY_CODES}
+    if session.step == "address":
+        return {"results": INJECTION_RESULTS}
     if session.step == "done":
         back = backend.liveform_return_url(session.project_id, session.returned())
         return {"back": back, "returned": session.returned()}

@@ -28,6 +28,7 @@ TABLE: tuple[tuple[str, list[str], Handler], ...] = (
     ("/submissions", POST, submissions.create_submission),
     ("/submissions/{submission_id}", GET, submissions.submission),
     ("/submissions/{submission_id}/review", POST, submissions.review),
+    ("/submissions/{submission_id}/monitor", POST, submissions.monitor),
     ("/reports/{resource_id}", GET, submissions.report),
     ("/webhooks", GET, activity.webhooks),
     ("/webhooks/{delivery_id}/resend", POST, activity.resend),

@@ -111,6 +111,7 @@ async def submission(request: Request) -> Response:
         "differences": _differences(stored, returned),
         "hidden_fields": backend.hidden_fields_of(project.project_id, sid),
         "records": backend.monitoring_records_of(project.project_id, sid),
+        "worklists": [w for w in backend.worklists(project.project_id) if w["active"]],
         "admins": list(project.admins),
         "deleted": stored.get("status") == DELETED_STATUS,
         "sections": _sections(stored),
@@ -168,6 +169,18 @@ async def review(request: Request) -> Response:
         changes["memo"] = f"{status}: {reason}"[:2000]
     service(request).review(project, sid, admin, changes)
     return redirect(f"/submissions/{sid}", f"kycStatus set to {status} by {admin}")
+
+
+async def monitor(request: Request) -> Response:
+    """Register the submission as a record of an active worklist (``register_record``:
+    the monitoring POST's rules, and its ``aml_monitor`` webhook)."""
+    project = current_project(request)
+    sid = request.path_params["submission_id"]
+    fields = await form(request)
+    wid = fields.get("worklist_id", "")
+    admin = fields.get("admin") or None
+    record = service(request).register_record(project.project_id, wid, sid, admin)
+    return redirect(f"/submissions/{sid}", f"record {record['id']} of worklist {wid}")
 
 
 async def report(request: Request) -> Response:
