@@ -26,6 +26,11 @@ ERROR_EXAMPLES = {
     "/submission/partial": {"DELETE": errors.PARTIAL_DELETE},
     "/submission/aml": {"POST": errors.AML_SCREENING},
     "/report/aml": {"GET": errors.AML_REPORT},
+    "/submission/tokens": {"POST": errors.TOKENS, "GET": errors.TOKENS, "DELETE": errors.TOKENS},
+    "/submission/review": {"POST": errors.REVIEW},
+    "/image": {"GET": errors.GET_IMAGE},
+    "/submission/image": {"PUT": errors.PUT_IMAGE},
+    "/submission/migration": {"POST": errors.MIGRATION},
 }  # fmt: skip
 
 
@@ -95,7 +100,8 @@ def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
     names = op.get("body")
     if not names:
         return None
-    content: dict[str, Any] = {"application/json": {"schema": _one_of(names)}}
+    media = op.get("body_media", "application/json")  # PUT /submission/image: multipart
+    content: dict[str, Any] = {media: {"schema": _one_of(names)}}
     if "encrypted_request.json" in names and op["method"] == "PATCH":
         content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
     return {"required": True, "content": content}
@@ -107,7 +113,8 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
         description = "Success" if status.startswith("2") else "Error (api-v3.md section 7)"
         if op.get("media") and status == "200":
             media = {op["media"]: {"schema": {"type": "string", "format": "binary"}}}
-            out[status] = {"description": "The AML report (report.pdf)", "content": media}
+            text = op.get("media_description", "The AML report (report.pdf)")
+            out[status] = {"description": text, "content": media}
             continue
         body: dict[str, Any] = {"schema": _one_of(names)}
         example = _example(path, op["method"], int(status))
