@@ -292,3 +292,14 @@ def test_the_pool_survives_export_and_reset_restores_it(service: Service) -> Non
     assert pool(service) == []
     service.import_state(state)
     assert pool(service) == ["keep-token-1"]
+
+
+def test_a_single_token_string_gets_a_hint(http: httpx.Client) -> None:
+    r = http.post(URL, json={"tokenId": "tokenA-001"})
+    assert r.status_code == 400
+    assert (
+        r.headers["x-idv-mock-hint"]
+        == 'tokenId is an array of strings: {"tokenId": ["tokenA-001"]}'
+    )
+    r = http.post(URL, json={"tokenIds": ["tokenA-001"]})
+    assert r.headers["x-idv-mock-hint"].endswith('did you mean "tokenId"?')

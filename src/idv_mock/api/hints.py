@@ -412,6 +412,9 @@ def multipart_boundary(call: Call) -> str | None:
     kind = call.headers.get("content-type", "")
     if call.status != 400 or not kind.lower().startswith("multipart/"):
         return None
+    op = operations().get(route_of(call.path) or "", {}).get(call.method, {})
+    if op.get("body_media") != "multipart/form-data":
+        return None
     if "boundary=" in kind.lower():
         return None
     return (

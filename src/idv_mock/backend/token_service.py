@@ -8,6 +8,7 @@ form's (``FormState.tokens``), so what the form did with a token shows in its li
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from idv_mock.backend import tokens
@@ -106,9 +107,14 @@ class TokenOperations:
             found += [{"tokenId": t, "updateTime": w, "status": "deleted"} for t, w in gone]
             return found
 
+    def _token_now(self, project: Project) -> datetime:
+        """The time a token's expiry is judged at: the one place to point at a project's
+        own clock."""
+        return self.clock.peek()
+
     def _described(self, project: Project, token_id: str, when: str) -> dict[str, Any]:
         use = self.forms.tokens.get((project.project_id, token_id))
-        status = tokens.life(use, self.clock.peek())
+        status = tokens.life(use, self._token_now(project))
         found: dict[str, Any] = {
             "tokenId": token_id,
             "updateTime": when,
