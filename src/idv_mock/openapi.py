@@ -228,6 +228,28 @@ _SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
     ("GET", "/projection"): {"items": [_POLICY], "message": "Get projection list success"},
     ("GET", "/projection/{projectionId}"): {"item": _POLICY, "message": "Get projection success"},
 }
+_TOKEN = {"tokenId": "user001a", "updateTime": "2024-01-15T10:30:45.123Z", "expired": False,
+          "status": "registered"}  # fmt: skip
+# the calls of endpoints.md (issue 30)
+_SUCCESS_EXAMPLES.update({
+    ("POST", "/submission/tokens"): {
+        "success": True, "message": "All tokens are now in the pool",
+        "summary": {"totalSubmitted": 4, "currentCount": 3504, "processed": 4, "failed": 0},
+    },
+    ("GET", "/submission/tokens"): {"success": True, "tokenId": "user001a", "data": _TOKEN},
+    ("DELETE", "/submission/tokens"): {
+        "success": True, "message": "Successfully deleted 3 tokens",
+        "summary": {"totalSubmitted": 3, "deleted": 3, "notFound": 0, "failed": 0},
+    },
+    ("POST", "/submission/review"): {
+        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+        "message": "Success to review submission.", "finalStatus": "approved",
+    },
+    ("PUT", "/submission/image"): {"message": "complete to update image."},
+    ("POST", "/submission/migration"): {
+        "message": "success", "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+    },
+})  # fmt: skip
 
 
 # OpenAPI links: where a response's id feeds the next call (Schemathesis' stateful tests)
