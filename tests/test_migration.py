@@ -108,6 +108,7 @@ def without(*names: str) -> dict[str, Any]:
          coded("invalid_format", "invalid format: issuingCountry")),
         ({**BODY, "idType": "drvlic"}, coded("invalid_format", "invalid format: idType")),
         ({**BODY, "cf1": 7}, coded("invalid_format", "invalid format: cf1")),
+        ({**BODY, "ipAddress": "not-an-ip"}, coded("invalid_format", "invalid format: ipAddress")),
         ({**BODY, "admin": "nobody@example.com"}, coded("invalid_admin", "Invalid admin")),
     ],
 )  # fmt: skip

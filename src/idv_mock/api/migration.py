@@ -9,6 +9,7 @@ the admin (``invalid_admin``). Fields map to the resource as ``FIELDS`` says.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Any
 
@@ -18,8 +19,9 @@ from starlette.responses import Response
 from idv_mock import schemas
 from idv_mock.api import secure
 from idv_mock.api.http import json_response, parse_json, project_of, service_of
-from idv_mock.backend import AdminNotRegistered, Project
+from idv_mock.backend import AdminNotRegistered, InvalidInput, Project
 from idv_mock.errors import MIGRATION as ERR
+from idv_mock.errors import ApiError
 
 _DATE = re.compile(schemas.definition("date")["pattern"])
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
@@ -31,6 +33,14 @@ def _date(value: str) -> bool:
 
 
 def _any(value: str) -> bool:
+    return True
+
+
+def _ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
     return True
 
 
@@ -49,7 +59,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "gender": ("data.gender", frozenset(schemas.enum("gender")).__contains__),
     "issueDate": ("data.idcard_issueDate", _date),
     "expireDate": ("data.idcard_expireDate", _date),
-    "ipAddress": ("data.ip_address", _any),
+    "ipAddress": ("data.ip_address", _ip),
     "identityNumber": ("data.identityNumber", _any),
     "documentNumber": ("data.documentNumber", _any),
     "address_city": ("data.address_city", _any),
@@ -82,8 +92,20 @@ async def migrate_submission(request: Request) -> Response:
         sub = service_of(request).migrate(project, body["admin"], overrides(body))
     except AdminNotRegistered:
         raise ERR.error("invalid_admin") from None
+    except InvalidInput as exc:  # a value the stored resource's schema refuses
+        raise _refused_value(exc) from None
     answer = {"message": "success", "submissionId": sub["submission_id"]}
     return json_response(secure.encrypted(answer, project) if project.secure else answer)
+
+
+def _refused_value(exc: InvalidInput) -> ApiError:
+    """``invalid_format`` naming the request field of the first refused resource field."""
+    targets = {target.replace(".", "/"): name for name, (target, _) in FIELDS.items() if target}
+    for problem in exc.problems:
+        where = problem.split(":", 1)[0]
+        if where in targets:
+            return ERR.error("invalid_format", targets[where])
+    return ERR.error("processing_error")
 
 
 def overrides(body: dict[str, str]) -> dict[str, Any]:
