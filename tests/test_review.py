@@ -146,3 +146,16 @@ def test_a_deleted_submission_is_invalid(
 ) -> None:
     service.delete(service.project("default"), pending, None)
     assert_refused(http.post(URL, json=body(pending)), 400, msg("Invalid Submission Id."))
+
+
+def test_update_fields_are_masked_and_reindexed_as_patch_does(
+    http: httpx.Client, service: Service, pending: str
+) -> None:
+    service.update_project("default", {"options": {"option_mask_idNumber": True}})
+    fields = {"identityNumber": "900101-1234567"}
+    assert http.post(URL, json=body(pending, updateFields=fields)).status_code == 200
+    stored = service.stored_submission("default", pending)["data"]["identityNumber"]
+    patched = service.create_submission("default", {"kyc": {"result": "pending"}})
+    service.patch(service.project("default"), patched["submission_id"], ADMIN, fields)
+    expected = service.stored_submission("default", patched["submission_id"])["data"]
+    assert stored == expected["identityNumber"] != "900101-1234567"

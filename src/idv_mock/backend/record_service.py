@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from idv_mock.backend import edits, events, images
+from idv_mock.backend import derive, duplicates, edits, events, images
 from idv_mock.backend.exceptions import AdminNotRegistered, BackendError
 from idv_mock.backend.projects import Project
 from idv_mock.clock import Clock, iso, stamp
@@ -72,6 +72,12 @@ class RecordOperations:
             self.changes += 1
             moment = self.clock.now()
             new = edits.apply_changes(old, {**fields, "kycStatus": status})
+            kinds = {
+                duplicates.KIND_OF_PROPERTY[p] for p in fields if p in duplicates.KIND_OF_PROPERTY
+            }
+            if kinds:  # as PATCH: identity and number edits change what duplicates are checked on
+                project.store.dups.update(sid, duplicates.keys_of(new), kinds)
+            new = derive.apply_masking(new, project.options)
             new = _decided(new, status, comment, stamp(moment))
             if fields:
                 new["updateHistory"] = {"updateAdmin": admin, "updateTime": stamp(moment)}
