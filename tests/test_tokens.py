@@ -16,6 +16,7 @@ import pytest
 
 from conftest import API_KEY, assert_refused, snapshot
 from idv_mock import Service, crypto
+from idv_mock.backend.liveform import Refused
 
 URL = "/v3/submission/tokens"
 TEXT = {"content-type": "text/plain"}  # as the vendor's samples send it
@@ -303,3 +304,31 @@ def test_a_single_token_string_gets_a_hint(http: httpx.Client) -> None:
     )
     r = http.post(URL, json={"tokenIds": ["tokenA-001"]})
     assert r.headers["x-idv-mock-hint"].endswith('did you mean "tokenId"?')
+
+
+def open_link(service: Service, token: str) -> str:
+    """Open a private-mode link carrying ``token``: the refusal's code, or "" when it opens."""
+    encrypted = crypto.encrypt({"token": token}, API_KEY)
+    try:
+        service.liveform_open("default", [("pid", "default"), ("encrypted", encrypted)])
+    except Refused as exc:
+        return exc.code
+    return ""
+
+
+def test_the_form_honours_the_pool_only_in_private_mode_with_preregistration(
+    service: Service,
+) -> None:
+    assert open_link(service, "free-token-1") == ""  # both off: any token
+    service.update_project("default", {"options": {"token_preregistration": True}})
+    assert open_link(service, "free-token-2") == ""  # not private: no token rule at all
+    service.update_project("default", {"options": {"liveform_private_mode": True}})
+    assert open_link(service, "free-token-3") == "LF-40301"
+    project = service.project("default")
+    service.register_tokens(project, ["pool-token-1"])
+    assert open_link(service, "pool-token-1") == ""
+    assert open_link(service, "pool-token-1") == ""  # reopened before a submission: allowed
+    service.delete_tokens(project, ["pool-token-1"])
+    assert open_link(service, "pool-token-1") == "LF-40301"  # deleted
+    service.update_project("default", {"options": {"token_preregistration": False}})
+    assert open_link(service, "pool-token-1") == ""  # off again: the plain private-mode rules
