@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from conftest import API_KEY, LiveServer, free_port
 from idv_mock import Service, ServiceConfig, crypto
-from idv_mock.verify import listed_schemas, main
+from idv_mock.verify import UNKNOWN_TOKEN, listed_schemas, main
 
 pytestmark = pytest.mark.live
 
@@ -76,6 +76,9 @@ class StandIn:
                 headers=headers,
                 content=await request.body(),
             )
+        if not answer.headers.get("content-type", "").startswith("application/json"):
+            kind = answer.headers.get("content-type")  # GET /image: the file as it is
+            return Response(answer.content, answer.status_code, media_type=kind)
         body = answer.json()
         if self.corrupt is not None:
             body = self.corrupt(request.url.path, answer.status_code, body)
@@ -135,8 +138,11 @@ def test_passes_against_the_mock(capsys: pytest.CaptureFixture[str]) -> None:
     with LiveServer(seeded()) as live:
         assert verify(live.base_url) == 0
     out = capsys.readouterr().out
-    assert summary(out) == "17 checks, 0 failed"
+    assert summary(out) == "24 checks, 0 failed"
     assert "ok   GET /submission?count=2 200" in out
+    assert "ok   GET /submission/tokens?type=count 200" in out  # issue 30's read-only probes
+    assert f"ok   GET /submission/tokens?tokenId={UNKNOWN_TOKEN} 400" in out
+    assert "&type=selfieImage 200" in out
     assert "ok   GET /projection (no x-api-key) 403" in out
     assert "skip" not in out and "FAIL" not in out
 
@@ -191,7 +197,7 @@ def test_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     with stand_in(seeded(), on_items(kyc_maybe)) as (url, _):
         assert verify(url, "--json") == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["failed"] >= 1 and report["total"] == 17 and report["secure"] is False
+    assert report["failed"] >= 1 and report["total"] == 24 and report["secure"] is False
     failed = [c for c in report["checks"] if c["result"] == "fail"]
     assert failed[0]["request"] == "GET /submission?count=2"
     assert failed[0]["problems"][0].startswith("Items/0/kyc/result: ")

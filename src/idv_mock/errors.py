@@ -337,5 +337,103 @@ LIVEFORM = Family(
             "An error occurred while processing the address information. Please try again.",
             name="injection-failed",
         ),
+        Entry(
+            "LF-40301",
+            "The verification token is not registered for this project.",
+            403,
+            name="unregistered-token",
+        ),
+    ),
+)
+
+# --- the vendor's calls beyond api-v3.md (endpoints.md; issue 30) ---
+
+# POST, GET and DELETE /submission/tokens: the vendor publishes the codes, not the texts
+# (endpoints.md 1-3), except ``Token not found.``; the other texts are the mock's own (README).
+TOKENS = Family(
+    "/submission/tokens",
+    Shape.MONITOR,
+    (
+        Entry("invalid_project", INVALID_PROJECT),
+        Entry("invalid_path", "Invalid request method"),
+        Entry("invalid_payload", INVALID_PAYLOAD),
+        Entry("invalid_query_parameters", "Invalid query parameters: {}"),
+        Entry("invalid_token_id", "tokenId must be a non-empty array of strings"),
+        Entry("invalid_token_id_format", "Invalid tokenId format: {}"),
+        Entry("invalid_token_id_length", "tokenId must be 8 to 64 characters long: {}"),
+        Entry("request_token_limit_exceeded", "Too many tokenIds in one request (limit {})"),
+        Entry("token_limit_exceeded", "The token pool is full (limit {})"),
+        Entry("token_not_found", "Token not found."),
+        Entry("token_id_not_found", "None of the tokenIds is in the pool"),
+        Entry("internal_server_error", INTERNAL, 500, fault_only=True),
+    ),
+)
+
+# POST /submission/review (endpoints.md 5): the texts are the vendor's; the body's keys are
+# not published (the mock answers {"message"}, README).
+REVIEW = Family(
+    "POST /submission/review",
+    Shape.MESSAGE,
+    (
+        Entry("project_not_found", "Project not found."),
+        Entry("admin_required", "admin is required."),
+        Entry("admin_denied", "Access denied. The admin is not registered in the project."),
+        Entry("submission_id_required", "Submission Id is required."),
+        Entry("invalid_submission_id", "Invalid Submission Id."),
+        Entry("not_pending", "Only submissions in pending status can be reviewed"),
+        Entry("not_client_review", "This submission cannot be reviewed by client"),
+        Entry("invalid_status", "Invalid status"),
+        Entry("invalid_data_format", "Invalid data format."),
+        Entry("reject_comment_required", "Reject comment is required"),
+    ),
+)
+
+# PUT /submission/image (endpoints.md 7): the vendor's table, verbatim.
+_CANNOT_FIND_PROJECT = "Cannot find project info."
+_REQUIRED_MISSING = "Required input data is missing."
+_INVALID_SUBMISSION = "Invalid submission."
+PUT_IMAGE = Family(
+    "PUT /submission/image",
+    Shape.CODED,
+    (
+        Entry("invalid_payload", "Fail to parse the input data."),
+        Entry("missing_data", _REQUIRED_MISSING),
+        Entry("invalid_project", _CANNOT_FIND_PROJECT),
+        Entry("invalid_project", "Invalid project.", fault_only=True, name="project_status"),
+        Entry("invalid_admin", "Invalid admin."),
+        Entry("invalid_submission", _INVALID_SUBMISSION),
+        Entry("invalid_data", "At least one image parameter is required."),
+        Entry(
+            "missing_data",
+            "The idType is required when submit idImage or idBackImage.",
+            name="missing_idType",
+        ),
+        Entry("invalid_idType", "Invalid IdType."),
+        Entry("processing_error", "Failed to put image.", fault_only=True),
+    ),
+)
+
+# GET /image (endpoints.md 6): no error is published; the mock answers in PUT's shape with
+# PUT's texts, plus two of its own (README "Spec gaps and assumptions").
+GET_IMAGE = Family(
+    "GET /image",
+    Shape.CODED,
+    (
+        Entry("invalid_project", _CANNOT_FIND_PROJECT),
+        Entry("missing_data", _REQUIRED_MISSING),
+        Entry("invalid_type", "Invalid image type: {}"),
+        Entry("invalid_submission", _INVALID_SUBMISSION),
+        Entry("image_not_found", "Image not found.", 404),
+    ),
+)
+
+# POST /submission/migration (endpoints.md 8, 10.3): api-v3.md 7.2's table is the vendor's
+# migration table; the same entries, every one of which this call can give.
+MIGRATION = Family(
+    "POST /submission/migration",
+    Shape.CODED,
+    tuple(
+        Entry(e.code, e.message, 400, fault_only=e.code == "processing_error")
+        for e in GET_SUBMISSION.entries
     ),
 )

@@ -27,6 +27,11 @@ ERROR_EXAMPLES = {
     "/submission/partial": {"DELETE": errors.PARTIAL_DELETE},
     "/submission/aml": {"POST": errors.AML_SCREENING},
     "/report/aml": {"GET": errors.AML_REPORT},
+    "/submission/tokens": {"POST": errors.TOKENS, "GET": errors.TOKENS, "DELETE": errors.TOKENS},
+    "/submission/review": {"POST": errors.REVIEW},
+    "/image": {"GET": errors.GET_IMAGE},
+    "/submission/image": {"PUT": errors.PUT_IMAGE},
+    "/submission/migration": {"POST": errors.MIGRATION},
 }  # fmt: skip
 
 
@@ -103,7 +108,8 @@ def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
     names = op.get("body")
     if not names:
         return None
-    content: dict[str, Any] = {"application/json": {"schema": _one_of(names)}}
+    media = op.get("body_media", "application/json")  # PUT /submission/image: multipart
+    content: dict[str, Any] = {media: {"schema": _one_of(names)}}
     if "encrypted_request.json" in names and op["method"] == "PATCH":
         content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
     return {"required": True, "content": content}
@@ -115,7 +121,8 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
         description = "Success" if status.startswith("2") else "Error (api-v3.md section 7)"
         if op.get("media") and status == "200":
             media = {op["media"]: {"schema": {"type": "string", "format": "binary"}}}
-            out[status] = {"description": "The AML report (report.pdf)", "content": media}
+            text = op.get("media_description", "The AML report (report.pdf)")
+            out[status] = {"description": text, "content": media}
             continue
         body: dict[str, Any] = {"schema": _one_of(names)}
         example = _example(path, op["method"], int(status))
@@ -229,6 +236,28 @@ _SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
     ("GET", "/projection"): {"items": [_POLICY], "message": "Get projection list success"},
     ("GET", "/projection/{projectionId}"): {"item": _POLICY, "message": "Get projection success"},
 }
+_TOKEN = {"tokenId": "user001a", "updateTime": "2024-01-15T10:30:45.123Z", "expired": False,
+          "status": "registered"}  # fmt: skip
+# the calls of endpoints.md (issue 30)
+_SUCCESS_EXAMPLES.update({
+    ("POST", "/submission/tokens"): {
+        "success": True, "message": "All tokens are now in the pool",
+        "summary": {"totalSubmitted": 4, "currentCount": 3504, "processed": 4, "failed": 0},
+    },
+    ("GET", "/submission/tokens"): {"success": True, "tokenId": "user001a", "data": _TOKEN},
+    ("DELETE", "/submission/tokens"): {
+        "success": True, "message": "Successfully deleted 3 tokens",
+        "summary": {"totalSubmitted": 3, "deleted": 3, "notFound": 0, "failed": 0},
+    },
+    ("POST", "/submission/review"): {
+        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+        "message": "Success to review submission.", "finalStatus": "approved",
+    },
+    ("PUT", "/submission/image"): {"message": "complete to update image."},
+    ("POST", "/submission/migration"): {
+        "message": "success", "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+    },
+})  # fmt: skip
 
 
 # OpenAPI links: where a response's id feeds the next call (Schemathesis' stateful tests)

@@ -3,8 +3,9 @@
 A user points it at the mock, a staging copy or the real service to learn whether that
 deployment still answers what ``schemas/`` (and so the mock) promise. It therefore only
 sends GET requests, to endpoints that change nothing: GET /submission (list, by id, by
-userid, by e-mail, ``request_type=kyc``), GET /projection (list and one policy) and error
-probes (missing or wrong key, bad parameters). Each answer is checked three ways: its status
+userid, by e-mail, ``request_type=kyc``), GET /projection (list and one policy), GET
+/submission/tokens (count, first page), GET /image (a listed selfie) and error probes
+(missing or wrong key, bad parameters, unknown ids). Each answer is checked three ways: its status
 is one ``schemas/api.json`` lists for the operation, its body validates against the schemas
 listed for that status, and, where api-v3.md or gaps.md fix it, the body is exactly the
 expected one (error bodies read from the catalogue, :mod:`idv_mock.errors`). A Secure
@@ -76,6 +77,7 @@ class Probe:
     body: Any = None
     semantic: Semantic | None = None
     note: str = ""
+    media: str = ""  # a file, not JSON, is expected (GET /image): its content-type's start
 
     def label(self) -> str:
         """How the request is shown: encrypted parameters in clear, inside ``enc(...)``."""
@@ -240,6 +242,10 @@ class Prober:
         check = Check(probe.label(), reply.status)
         names = listed_schemas("GET", self.base_path + probe.path, reply.status)
         check.problems += _status_problems(probe, reply, listed=names is not None)
+        if probe.media and reply.status == probe.status:
+            if not reply.content_type.startswith(probe.media):
+                check.problems.append(f"content-type is {reply.content_type!r}, not {probe.media}")
+            return check
         if reply.body is NOT_JSON:
             check.problems.append(f"body is not JSON (content-type {reply.content_type!r})")
             return check
@@ -429,6 +435,33 @@ def projection_error_probes() -> Iterator[Probe]:
     yield Probe("/projection", auth="wrong", status=403, body=FORBIDDEN)
 
 
+TOKEN_NOT_FOUND = error_body(errors.TOKENS, "token_not_found")
+TOKENS_INVALID_PROJECT = error_body(errors.TOKENS, "invalid_project")
+UNKNOWN_TOKEN = "idv-mock-verify-unknown-token"
+
+
+def token_probes() -> Iterator[Probe]:
+    """The token pool, read only (endpoints.md 2): its count and first page, and errors."""
+    yield Probe("/submission/tokens", {"type": "count"})
+    yield Probe("/submission/tokens")
+    yield Probe("/submission/tokens", {"tokenId": UNKNOWN_TOKEN}, status=400, body=TOKEN_NOT_FOUND)
+    yield Probe("/submission/tokens", auth="wrong", status=400, body=TOKENS_INVALID_PROJECT)
+
+
+def image_probes(items: list[dict[str, Any]]) -> Iterator[Probe | Check]:
+    """GET /image (endpoints.md 6): a listed submission's selfie, and the mock's errors."""
+    with_selfie = [i for i in items if (i.get("image") or {}).get("selfieImage")]
+    sid = first_with(with_selfie, "submission_id")
+    if sid is None:
+        yield Check("GET /image?submissionId=...&type=selfieImage", skipped="no listed selfie")
+    else:
+        yield Probe("/image", {"submissionId": sid, "type": "selfieImage"}, media="image/")
+    unknown = error_body(errors.GET_IMAGE, "invalid_submission")
+    yield Probe("/image", {"submissionId": UNKNOWN_ID, "type": "idImage"}, status=400, body=unknown)
+    missing = error_body(errors.GET_IMAGE, "missing_data")
+    yield Probe("/image", {"submissionId": UNKNOWN_ID}, status=400, body=missing)
+
+
 def run_all(prober: Prober, checks: list[Check]) -> None:
     """Every probe in order, appending to ``checks`` so a lost connection keeps what ran."""
     secure, found = discover(prober)
@@ -444,6 +477,8 @@ def run_all(prober: Prober, checks: list[Check]) -> None:
     else:
         checks.append(Check("GET /projection/{projectionId}", skipped="no projection listed"))
     checks += [prober.run(p) for p in projection_error_probes()]
+    for probe in [*token_probes(), *image_probes(items)]:
+        checks.append(probe if isinstance(probe, Check) else prober.run(probe))
 
 
 # --- command line ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from idv_mock import errors, web
-from idv_mock.api import admin, hints, journaling, monitoring
+from idv_mock.api import admin, hints, journaling, monitoring, tokens
 from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.cors import Cors
 from idv_mock.api.delete_submission import delete_partial, delete_submission
@@ -22,7 +22,9 @@ from idv_mock.api.faults import quiet_connection_resets
 from idv_mock.api.get_submission import get_submission
 from idv_mock.api.guard import WriteGuard
 from idv_mock.api.http import error_response, json_response
+from idv_mock.api.images import get_image, put_image
 from idv_mock.api.limits import too_large
+from idv_mock.api.migration import migrate_submission
 from idv_mock.api.patch_submission import patch_submission
 from idv_mock.api.preconditions import run_steps
 from idv_mock.api.projection import (
@@ -33,6 +35,7 @@ from idv_mock.api.projection import (
     item_not_allowed,
     list_projections,
 )
+from idv_mock.api.review import review_submission
 from idv_mock.backend import BackendError, Service
 from idv_mock.errors import GENERIC, ApiError, Family
 
@@ -90,6 +93,25 @@ API_ROUTES: dict[str, tuple[Calls, Refusal]] = {
             "DELETE": (delete_projection, errors.PROJECTION),
         },
         item_not_allowed,
+    ),
+    # the vendor's calls beyond api-v3.md (endpoints.md)
+    "/v3/submission/tokens": (
+        {
+            "GET": (tokens.read_tokens, errors.TOKENS),
+            "POST": (tokens.register_tokens, errors.TOKENS),
+            "DELETE": (tokens.delete_tokens, errors.TOKENS),
+        },
+        tokens.not_allowed,
+    ),
+    "/v3/submission/review": (
+        {"POST": (review_submission, errors.REVIEW)},
+        _generic_not_allowed,
+    ),
+    "/v3/image": ({"GET": (get_image, errors.GET_IMAGE)}, _generic_not_allowed),
+    "/v3/submission/image": ({"PUT": (put_image, errors.PUT_IMAGE)}, _generic_not_allowed),
+    "/v3/submission/migration": (
+        {"POST": (migrate_submission, errors.MIGRATION)},
+        _generic_not_allowed,
     ),
 }
 API_FAMILIES = {p: {m: f for m, (_, f) in calls.items()} for p, (calls, _) in API_ROUTES.items()}

@@ -311,6 +311,8 @@ def secure_mismatch(call: Call) -> str | None:
     if call.method == "GET" and names & set(ENCRYPTABLE):
         only = ", ".join(ENCRYPTABLE)
         return f"{SECURE_ON}: {only} go only inside the encrypted query parameter data ({CRYPTO})"
+    if call.method in ("PATCH", "POST") and not _encryptable(call):
+        return None
     if call.method in ("PATCH", "POST") and not _carries_ciphertext(call.body):
         where = "the form field data=<URI-encoded ciphertext>"
         if call.method == "POST":
@@ -325,7 +327,8 @@ def form_for_json(call: Call) -> str | None:
     if call.status < 400 or not call.body or template is None:
         return None
     body_names = names_of(template, call.method)[1]
-    if not body_names or _json(call.body) is not None:
+    op = operations()[template].get(call.method, {})
+    if not body_names or _json(call.body) is not None or "body_media" in op:
         return None
     fields = _form(call.body)
     if not fields:
@@ -404,6 +407,32 @@ def _closest(name: str, names: frozenset[str]) -> str | None:
     return None
 
 
+def multipart_boundary(call: Call) -> str | None:
+    """PUT /submission/image with a hand-set multipart content-type that lost its boundary."""
+    kind = call.headers.get("content-type", "")
+    if call.status != 400 or not kind.lower().startswith("multipart/"):
+        return None
+    op = operations().get(route_of(call.path) or "", {}).get(call.method, {})
+    if op.get("body_media") != "multipart/form-data":
+        return None
+    if "boundary=" in kind.lower():
+        return None
+    return (
+        "content-type multipart/form-data without a boundary: let the client set the header "
+        "(curl --form, requests files=, httpx files=), as the vendor's guide says"
+    )
+
+
+def token_ids_not_array(call: Call) -> str | None:
+    """``tokenId`` sent as one string where the token calls take an array."""
+    if call.status != 400 or route_of(call.path) != "/v3/submission/tokens":
+        return None
+    doc = _json(call.body)
+    if isinstance(doc, dict) and isinstance(doc.get("tokenId"), str):
+        return f'tokenId is an array of strings: {{"tokenId": ["{_shown(doc["tokenId"])}"]}}'
+    return None
+
+
 RULES: tuple[Rule, ...] = (
     unknown_path,
     lost_body,
@@ -413,6 +442,8 @@ RULES: tuple[Rule, ...] = (
     secure_mismatch,
     form_for_json,
     body_on_get,
+    multipart_boundary,
+    token_ids_not_array,
     wrong_names,
 )
 
@@ -433,6 +464,13 @@ def _misplaced_project(request: Request, call: Call) -> Project | None:
         if project is not None:
             return project
     return None
+
+
+def _encryptable(call: Call) -> bool:
+    """Whether the call's body is encrypted on a secure project (its index lists one)."""
+    template = route_of(call.path)
+    op = operations().get(template or "", {}).get(call.method, {})
+    return "encrypted_request.json" in op.get("body", ())
 
 
 def _carries_ciphertext(raw: bytes) -> bool:

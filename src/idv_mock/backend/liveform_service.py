@@ -219,6 +219,8 @@ class LiveformOperations:
             if project.options.get("liveform_private_mode"):
                 raise Refused("token-required", known=link.returned())
             return
+        if _pooled_only(project) and token not in project.tokens:
+            raise Refused("unregistered-token", known=link.returned())
         key = (project.project_id, token)
         use = self.forms.tokens.get(key)
         condition = liveform.token_expiry(use, self.clock.peek())
@@ -397,6 +399,12 @@ class _Either:
 
     def __contains__(self, item: object) -> bool:
         return any(item in part for part in self.parts)
+
+
+def _pooled_only(project: Project) -> bool:
+    """Private mode with Token ID Pre-registration: only the pool's tokens open the form."""
+    options = project.options
+    return bool(options.get("liveform_private_mode") and options.get("token_preregistration"))
 
 
 def offered_countries(project: Project, link: Link) -> list[str]:

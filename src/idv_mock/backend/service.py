@@ -31,9 +31,11 @@ from idv_mock.backend.liveform_flow import FormState
 from idv_mock.backend.liveform_service import LiveformOperations
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
+from idv_mock.backend.record_service import RecordOperations
 from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
+from idv_mock.backend.token_service import TokenOperations
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 from idv_mock.jsondepth import MESSAGE, too_deep
@@ -61,7 +63,14 @@ class ServiceConfig:
     allowed_webhook_hosts: tuple[str, ...] = ()
 
 
-class Service(CallOperations, ScreeningOperations, LiveformOperations, DashboardOperations):
+class Service(
+    CallOperations,
+    ScreeningOperations,
+    LiveformOperations,
+    DashboardOperations,
+    TokenOperations,
+    RecordOperations,
+):
     def __init__(self, config: ServiceConfig | None = None) -> None:
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()  # private: every read and change of state is a method
@@ -412,6 +421,7 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
             project.store.replace(new)
             project.store.dups.exclude(sid, duplicates.KINDS)
             project.aml.forget(sid)
+            self.forget_images(project, sid)
             if admin_name:
                 when = iso(self.clock.now())
                 self._fire(project, [events.delete_event(sid, admin_name, when)])
@@ -427,6 +437,7 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
             new, ended = edits.remove_parts(old, parts, data_fields)
             project.store.replace(new)
             project.store.dups.exclude(sid, ended)
+            self.forget_images(project, sid)
             return new
 
     def _live(self, project: Project, sid: str, shared: bool = False) -> Submission:

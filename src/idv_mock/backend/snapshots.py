@@ -13,12 +13,13 @@ from typing import Any
 
 import orjson
 
-from idv_mock.backend import duplicates
+from idv_mock.backend import duplicates, images
 from idv_mock.backend.aml import AmlState
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
+from idv_mock.backend.tokens import TokenPool
 
 
 @contextlib.contextmanager
@@ -47,6 +48,8 @@ def export_project(project: Project) -> dict[str, Any]:
         "projections": project.projections.export(),
         "aml": project.aml.export(),
         "worklists": project.monitoring.export(),
+        "tokens": project.tokens.export(),
+        "images": images.export(project.images),
     }
 
 
@@ -64,6 +67,8 @@ def clone(project: Project) -> Project:
     fresh.projections = Projections.restore(owned(project.projections.export()))
     fresh.aml = AmlState.restore(owned(project.aml.export()))
     fresh.monitoring = Monitoring.restore(owned(project.monitoring.export()))
+    fresh.tokens = TokenPool.restore(project.tokens.export())
+    fresh.images = {sid: dict(slots) for sid, slots in project.images.items()}  # bytes: immutable
     return fresh
 
 
@@ -81,6 +86,8 @@ def import_project(doc: dict[str, Any]) -> Project:
     project.projections = Projections.restore(doc.get("projections", {}))
     project.aml = AmlState.restore(doc.get("aml", {}))
     project.monitoring = Monitoring.restore(doc.get("worklists", []))
+    project.tokens = TokenPool.restore(doc.get("tokens", {}))
+    project.images = images.restore(doc.get("images", {}))
     known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
         sid = sub["submission_id"]

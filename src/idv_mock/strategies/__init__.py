@@ -39,6 +39,15 @@ from idv_mock.strategies.get_queries import invalid_get_queries
 from idv_mock.strategies.monitoring import invalid_monitor_requests
 from idv_mock.strategies.partial_delete import invalid_partial_delete_queries
 from idv_mock.strategies.projection import invalid_projection_requests
+from idv_mock.strategies.records import (
+    invalid_migration_requests,
+    invalid_put_image_requests,
+    invalid_review_requests,
+    migration_requests,
+    put_image_requests,
+    review_requests,
+)
+from idv_mock.strategies.tokens import invalid_token_requests, token_ids, token_requests
 from idv_mock.strategies.valid import (
     aml_requests,
     edit_requests,
@@ -56,13 +65,22 @@ __all__ = [
     "invalid_aml_requests",
     "invalid_edit_requests",
     "invalid_get_queries",
+    "invalid_migration_requests",
     "invalid_monitor_requests",
     "invalid_partial_delete_queries",
     "invalid_projection_requests",
+    "invalid_put_image_requests",
+    "invalid_review_requests",
+    "invalid_token_requests",
+    "migration_requests",
     "monitor_requests",
     "partial_delete_queries",
     "projection_requests",
+    "put_image_requests",
+    "review_requests",
     "send",
     "submissions",
+    "token_ids",
+    "token_requests",
     "webhook_payloads",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from idv_mock.web.dashboard import activity, projects, rules, scenarios, submissions
+from idv_mock.web.dashboard import activity, projects, rules, scenarios, submissions, tokens
 from idv_mock.web.dashboard.common import UI, Handler, page
 
 GET, POST = ["GET"], ["POST"]
@@ -45,6 +45,7 @@ TABLE: tuple[tuple[str, list[str], Handler], ...] = (
     ("/worklists", GET, rules.worklists),
     ("/worklists", POST, rules.create_worklist),
     ("/worklists/{worklist_id}/{action}", POST, rules.change_worklist),
+    ("/tokens", GET, tokens.tokens),
     ("/scenarios", GET, scenarios.scenarios),
     ("/scenarios", POST, scenarios.run),
 )
