@@ -80,8 +80,14 @@ def test_reject_with_a_comment_and_update_fields(
     )
     updated, rejected = receiver.wait_for(2)
     assert updated.body["webhook_trigger"] == "updated"
-    assert updated.body["data"] == {"update": fields}
+    assert updated.body["data"] == {
+        "update": ["fullName", "birthDate", "idType"],
+        "kyc_result": "rejected",
+        "reviewer": "agent",
+    }
     assert rejected.body["webhook_trigger"] == "rejected"
+    assert rejected.body["kyc_result"]["comment"] == "Blurry"
+    assert rejected.body["kyc_result"]["commentCode"] == "other"
 
 
 def test_the_query_form_is_read_too(http: httpx.Client, service: Service, pending: str) -> None:

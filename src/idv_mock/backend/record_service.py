@@ -82,9 +82,10 @@ class RecordOperations:
             if fields:
                 new["updateHistory"] = {"updateAdmin": admin, "updateTime": stamp(moment)}
             project.store.replace(new)
-            batch = [events.updated_event(sid, admin, iso(moment), fields)] if fields else []
             hidden, style = project.hidden_fields(sid), str(project.options["projection_style"])
-            batch.append(events.submission_event(status, new, hidden, style))
+            when = iso(moment)
+            batch = [events.updated_event(new, admin, when, fields, hidden, style)] if fields else []
+            batch += events.decision_events(new, hidden, style, reviewer="agent")
             self._fire(project, batch)
             return new
 
