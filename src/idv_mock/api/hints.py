@@ -65,6 +65,12 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 CRYPTO = "AES-256-ECB, key SHA-256 of the API key, PKCS#7, base64"
 SECURE_ON = "Secure Data Transfer is on for this project"
+# the calls whose body a Secure Data Transfer project takes encrypted, and how it is sent;
+# every other body stays plain (POST /v3/submission/aml, the monitoring calls, ...)
+ENCRYPTED_BODIES = {
+    ("PATCH", "/v3/submission"): "the form field data=<URI-encoded ciphertext>",
+    ("POST", "/v3/projection"): 'JSON {"data": "<ciphertext>"}',
+}
 
 
 @dataclass(
@@ -311,11 +317,12 @@ def secure_mismatch(call: Call) -> str | None:
     if call.method == "GET" and names & set(ENCRYPTABLE):
         only = ", ".join(ENCRYPTABLE)
         return f"{SECURE_ON}: {only} go only inside the encrypted query parameter data ({CRYPTO})"
-    if call.method in ("PATCH", "POST") and not _carries_ciphertext(call.body):
-        where = "the form field data=<URI-encoded ciphertext>"
-        if call.method == "POST":
-            where = 'JSON {"data": "<ciphertext>"}'
+    where = ENCRYPTED_BODIES.get((call.method, route_of(call.path) or ""))
+    if where is not None and not _carries_ciphertext(call.body):
         return f"{SECURE_ON}: encrypt the whole body ({CRYPTO}) and send it as {where}"
+    if where is None and call.method in ("PATCH", "POST") and _ciphertext_only(call.body):
+        calls = " and ".join(f"{m} {p}" for m, p in ENCRYPTED_BODIES)
+        return f"{SECURE_ON}, but this call takes its body plain: only {calls} are encrypted"
     return None
 
 
@@ -433,6 +440,14 @@ def _misplaced_project(request: Request, call: Call) -> Project | None:
         if project is not None:
             return project
     return None
+
+
+def _ciphertext_only(raw: bytes) -> bool:
+    """A body that is nothing but an encrypted ``data`` (JSON ``{"data": ...}`` or a form)."""
+    doc = _json(raw)
+    if isinstance(doc, dict):
+        return set(doc) == {"data"} and isinstance(doc["data"], str)
+    return doc is None and _carries_ciphertext(raw)
 
 
 def _carries_ciphertext(raw: bytes) -> bool:
