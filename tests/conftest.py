@@ -21,7 +21,6 @@ from starlette.testclient import TestClient
 from conformance import check_response
 from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.transport import InProcessClient
-from idv_mock.web import forgery
 
 pytest_plugins = ["pytester"]
 
@@ -54,6 +53,8 @@ def raw_client(service: Service) -> Iterator[TestClient]:
 def form_token(client: httpx.Client) -> str:
     """The dashboard's anti-forgery token of ``client``'s browser-like cookie jar (a page is
     opened first if it has none), as a form of the dashboard carries it."""
+    from idv_mock.web import forgery
+
     found = client.cookies.get(forgery.COOKIE)
     if found is None:
         client.get("/__admin/ui/login")
@@ -67,6 +68,8 @@ class FormClient(InProcessClient):
     anti-forgery token the pages put in them (``web/forgery.py``)."""
 
     def post(self, url: Any, **kwargs: Any) -> httpx.Response:  # type: ignore[override]
+        from idv_mock.web import forgery
+
         if str(url).startswith("/__admin/ui/") and kwargs.get("content") is None:
             data = dict(kwargs.pop("data", None) or {})
             data.setdefault(forgery.FIELD, form_token(self))
