@@ -92,7 +92,7 @@ class HostRule:
     (loopback on another port, a LAN, a container network)."""
 
     own_port: int | None = None  # the server's port; this machine's address with it is it
-    own_host: str = "127.0.0.1"
+    own_host: str = "127.0.0.1"  # the bound address (any of the machine's is checked: is_own)
     allowed: frozenset[str] = frozenset()
 
     def refusal(self, url: str) -> str | None:

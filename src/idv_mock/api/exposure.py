@@ -87,9 +87,10 @@ class Exposure:
         if not path.startswith(CONTROL_PREFIX):
             return None
         token = _given_token(scope)
-        host = _header(scope, b"host") or ""
-        if not (self.guarded and self.accepts(token)) and not self.host_allowed(host):
-            return ("host_not_allowed", _shown(host))
+        host = _header(scope, b"host")  # none: not a browser (HTTP/1.0), nothing to rebind
+        passed = host is None or (self.guarded and self.accepts(token))
+        if not passed and not self.host_allowed(host or ""):
+            return ("host_not_allowed", _shown(host or ""))
         if scope["method"] not in SAFE_METHODS:
             origin = self._foreign_origin(scope)
             if origin is not None:
