@@ -272,6 +272,22 @@ def test_a_foreign_origin_cannot_reset_the_server(live: Live) -> None:
     assert httpx.post(f"{live.base}/__admin/reset", headers=own).status_code == 200
 
 
+def test_a_write_the_browser_marks_cross_site_is_refused_without_origin(live: Live) -> None:
+    r = httpx.post(f"{live.base}/__admin/reset", headers={"Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403
+    same = httpx.post(f"{live.base}/__admin/reset", headers={"Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 200
+
+
+def test_a_client_sending_no_host_is_no_browser_and_passes(live: Live) -> None:
+    with socket.create_connection(("127.0.0.1", live.port)) as sock:
+        sock.sendall(b"GET /__admin/projects HTTP/1.0\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200 ")
+
+
 def test_json_sent_as_text_plain_is_refused(live: Live) -> None:
     body = b'{"project_id": "p", "api_key": "k"}'
     r = httpx.post(
