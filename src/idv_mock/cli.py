@@ -98,8 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="HOST[:PORT]",
-        help="let webhooks go to this host even though it is this server or link-local "
-        "(repeatable)",
+        help="let webhooks go to this host even though it is this server (any address of "
+        "this machine on its port), link-local or unspecified, as written in the URL or as "
+        "it resolves (repeatable)",
     )
     serve.add_argument(
         "--allowed-host",
