@@ -79,6 +79,12 @@ class Target:
     def extensions(self) -> dict[str, Any]:
         return {"sni_hostname": self.sni} if self.sni else {}
 
+    def headers(self) -> dict[str, str]:
+        """``Host``; and for TLS to a name, ``Connection: close``: the client's pool knows
+        the connection by its address only, so another name at the same address must not
+        reuse a connection whose certificate was checked for this one."""
+        return {"host": self.host, "connection": "close"} if self.sni else {"host": self.host}
+
 
 @dataclass(frozen=True, slots=True)
 class HostRule:
@@ -281,7 +287,7 @@ class WebhookDispatcher:
             response = client.post(
                 target.url,
                 content=content,
-                headers={**headers, "host": target.host},
+                headers={**headers, **target.headers()},
                 extensions=target.extensions(),
             )
             record["status_code"] = response.status_code
