@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.transport import InProcessClient
 
 pytest_plugins = ["pytester"]
 # every webhook payload the service builds is checked against its trigger's schema
@@ -50,6 +51,33 @@ def raw_client(service: Service) -> Iterator[TestClient]:
     with TestClient(create_app(service)) as c:
         c.event_hooks["response"] = [check_response]
         yield c
+
+
+def form_token(client: httpx.Client) -> str:
+    """The dashboard's anti-forgery token of ``client``'s browser-like cookie jar (a page is
+    opened first if it has none), as a form of the dashboard carries it."""
+    from idv_mock.web import forgery
+
+    found = client.cookies.get(forgery.COOKIE)
+    if found is None:
+        client.get("/__admin/ui/login")
+        found = client.cookies.get(forgery.COOKIE)
+    assert found, "the dashboard set no anti-forgery cookie"
+    return str(found)
+
+
+class FormClient(InProcessClient):
+    """An in-process client that posts the dashboard's forms as a browser does: with the
+    anti-forgery token the pages put in them (``web/forgery.py``)."""
+
+    def post(self, url: Any, **kwargs: Any) -> httpx.Response:  # type: ignore[override]
+        from idv_mock.web import forgery
+
+        if str(url).startswith("/__admin/ui/") and kwargs.get("content") is None:
+            data = dict(kwargs.pop("data", None) or {})
+            data.setdefault(forgery.FIELD, form_token(self))
+            kwargs["data"] = data
+        return super().post(url, **kwargs)
 
 
 def free_port() -> int:

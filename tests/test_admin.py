@@ -7,6 +7,8 @@ from starlette.testclient import TestClient
 from conftest import snapshot, some_submission
 from idv_mock import Service
 
+JSON_TYPE = {"content-type": "application/json"}
+
 
 def test_create_and_read_a_project(raw_client: TestClient) -> None:
     spec = {
@@ -42,7 +44,9 @@ def test_project_conflicts_and_bad_input(raw_client: TestClient, service: Servic
     )
     assert r.status_code == 400
     assert r.json()["errors"]
-    r = raw_client.post("/__admin/projects", content=b"{nope")
+    r = raw_client.post(
+        "/__admin/projects", content=b"{nope", headers={"content-type": "application/json"}
+    )
     assert r.status_code == 400
     assert raw_client.get("/__admin/projects/nope").status_code == 404
     assert snapshot(service) == before
@@ -111,7 +115,9 @@ def test_state_export_import_export_is_identical(raw_client: TestClient) -> None
     raw_client.post("/__admin/projects", json={"project_id": "p", "api_key": "pk"})
     raw_client.post("/__admin/projects/p/submissions", json={"userid": "u"})
     first = raw_client.get("/__admin/state")
-    r = raw_client.put("/__admin/state", content=first.content)
+    r = raw_client.put(
+        "/__admin/state", content=first.content, headers={"content-type": "application/json"}
+    )
     assert r.status_code == 200
     assert r.json()["projects"] == {"default": 30, "p": 1}
     assert raw_client.get("/__admin/state").content == first.content

@@ -10,9 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
+from conftest import FormClient
 from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
-from idv_mock.transport import ASGITransport, InProcessClient
+from idv_mock.transport import ASGITransport
 
 UI = "/__admin/ui"
 KEY = "mock-api-key"
@@ -23,7 +24,7 @@ NEXT = re.compile(r'href="([^"]+)" data-testid="next-page"')
 
 def client_of(service: Service, **app_options: Any) -> httpx.Client:
     app = create_app(service, **app_options)
-    return InProcessClient(transport=ASGITransport(app), base_url="http://testserver")
+    return FormClient(transport=ASGITransport(app), base_url="http://testserver")
 
 
 @pytest.fixture

@@ -11,9 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import form_token
 from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
 from idv_mock.transport import ASGITransport, InProcessClient
+from idv_mock.web import forgery
 from idv_mock.web.dashboard import TABLE
 from idv_mock.web.dashboard.common import UI
 
@@ -74,7 +76,7 @@ def test_no_dashboard_request_answers_5xx(
     url = _path(template, segments)
     url += "?" + (urlencode(query) if query else quote(raw_query, safe="=&"))
     method = methods[0]
-    body = urlencode(form).encode()
+    body = urlencode([(forgery.FIELD, form_token(ui)), *form]).encode()  # as a page's form
     headers = {"content-type": "application/x-www-form-urlencoded"}
     response = ui.request(method, url, content=body if method == "POST" else None, headers=headers)
     assert response.status_code < 500, (method, url, body, response.text[:500])

@@ -167,9 +167,9 @@ def test_journal_size_comes_from_the_config() -> None:
     assert service.project("p").journal.size == 2
 
 
-def test_large_responses_are_not_kept(client: TestClient) -> None:
+def test_large_responses_are_kept_cut_and_marked(client: TestClient) -> None:
     page = client.get("/v3/submission", params={"count": "30"})
-    assert len(page.content) > 64 * 1024
+    assert len(page.content) > 16 * 1024
     [call] = client.get(REQUESTS).json()["requests"]
-    size = len(page.content)
-    assert call["response"] == f"<application/json; {size} bytes, not kept (over 64 KiB)>"
+    assert call["response"] == page.content[: 16 * 1024].decode()
+    assert call["truncated"] == {"kept_bytes": 16 * 1024, "response_bytes": len(page.content)}

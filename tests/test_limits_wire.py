@@ -75,11 +75,11 @@ def test_headers_over_sixteen_kib_are_431_and_not_journaled(
 def test_the_control_api_has_a_limit_of_its_own(
     client: TestClient, service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """512 MiB in truth (a state import carries whole states); 1 KiB here to test it."""
-    monkeypatch.setattr(limits, "MAX_ADMIN_BODY", 1024)
+    """The state import's: 512 MiB in truth (it carries whole states); 1 KiB here."""
+    monkeypatch.setattr(limits, "MAX_STATE_BODY", 1024)
     before = snapshot(service)
-    r = client.post("/__admin/projects", content=b"{" + b" " * 2000 + b"}")
-    too_large = {"message": "Request body too large (limit 512 MiB)", "errors": []}
+    r = client.put("/__admin/state", content=b"{" + b" " * 2000 + b"}")
+    too_large = {"message": "Request body too large (limit 1 KiB)", "errors": []}
     assert (r.status_code, r.json()) == (413, too_large)
     assert snapshot(service) == before
     assert (

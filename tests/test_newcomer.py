@@ -19,6 +19,8 @@ from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.api import limits
 from idv_mock.fake.romanize import romanize
 
+JSON_TYPE = {"content-type": "application/json"}
+
 ROOT = Path(__file__).resolve().parents[1]
 FORM = {"content-type": "application/x-www-form-urlencoded"}  # what `curl -d` sends
 
@@ -35,14 +37,18 @@ def server() -> Iterator[ServeProcess]:
 def test_a_nationality_of_three_letters_is_stored_and_screening_refuses_it(
     server: ServeProcess,
 ) -> None:
-    """The README's two curl calls, as written (``-d`` sends a form content type)."""
+    """The README's two curl calls, as written (``--json`` to the control API, ``-d`` to
+    the API: a form content type, which the API takes and the control API refuses)."""
     import httpx
 
-    r = httpx.post(
-        f"{server.base}/__admin/projects/default/submissions",
-        content='{"data": {"nationality": "ZZZ"}}',
-        headers=FORM,
+    url = f"{server.base}/__admin/projects/default/submissions"
+    text = '{"data": {"nationality": "ZZZ"}}'
+    refused = httpx.post(url, content=text, headers=FORM)
+    assert (refused.status_code, refused.json()["message"]) == (
+        415,
+        "The control API takes JSON bodies: send Content-Type: application/json",
     )
+    r = httpx.post(url, content=text, headers=JSON_TYPE)
     assert r.status_code == 201, r.text
     sub = r.json()
     assert sub["data"]["nationality"] == "ZZZ"
@@ -120,7 +126,9 @@ def test_every_control_api_error_has_message_and_errors(raw_client: TestClient) 
         "unknown path": c.get("/__admin/nothing-here"),
         "wrong method": c.put("/__admin/reset"),
         "id taken": c.post("/__admin/projects", json={"project_id": "default", "api_key": "k"}),
-        "not JSON": c.post("/__admin/projects", content=b"{nope"),
+        "not JSON": c.post(
+            "/__admin/projects", content=b"{nope", headers={"content-type": "application/json"}
+        ),
         "not an object": c.post("/__admin/projects", json=[1]),
         "schema": c.post("/__admin/projects/default/submissions", json={"kyc": {"result": 7}}),
         "fault rule": c.post("/__admin/projects/default/faults", json={"match": {}}),
@@ -157,11 +165,11 @@ def test_size_and_header_limits_answer_the_shape_under_admin_only(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     raw_client = TestClient(create_app(service))  # a 431 of /v3 is in no api.json entry
-    monkeypatch.setattr(limits, "MAX_ADMIN_BODY", 1024)
-    r = raw_client.post("/__admin/projects", content=b"{" + b" " * 2000 + b"}")
+    monkeypatch.setattr(limits, "MAX_STATE_BODY", 1024)
+    r = raw_client.put("/__admin/state", content=b"{" + b" " * 2000 + b"}")
     assert (r.status_code, r.json()) == (
         413,
-        {"message": "Request body too large (limit 512 MiB)", "errors": []},
+        {"message": "Request body too large (limit 1 KiB)", "errors": []},
     )
     big = {"x-padding": "a" * (limits.MAX_HEADER_BYTES + 10)}
     admin = raw_client.get("/__admin/projects", headers=big)

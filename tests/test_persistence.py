@@ -16,6 +16,8 @@ import pytest
 from conftest import ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, persistence
 
+JSON_TYPE = {"content-type": "application/json"}
+
 pytestmark = pytest.mark.live
 
 
@@ -106,7 +108,7 @@ def test_a_deeply_nested_state_file_is_refused_with_exit_2(tmp_path: Path) -> No
     )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "JSON nested deeper than 64 levels" in done.stderr
+    assert "JSON nested deeper than 72 levels" in done.stderr
     assert "not overwriting it" in done.stderr
     assert state.read_bytes() == DEEP_STATE
 
@@ -118,9 +120,11 @@ def test_a_deeply_nested_state_import_is_a_400_and_changes_nothing() -> None:
 
     client = TestClient(create_app(Service(ServiceConfig(seed_count=2))))
     before = client.get("/__admin/state").content
-    r = client.put("/__admin/state", content=DEEP_STATE)
+    r = client.put(
+        "/__admin/state", content=DEEP_STATE, headers={"content-type": "application/json"}
+    )
     assert r.status_code == 400
-    assert "JSON nested deeper than 64 levels is refused" in r.text
+    assert "JSON nested deeper than 72 levels is refused" in r.text
     assert client.get("/__admin/state").content == before
 
 

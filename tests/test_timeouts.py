@@ -22,7 +22,7 @@ pytestmark = pytest.mark.live
 
 TIMEOUT_BODY = b'{"message": "Request not received in time"}'
 DEADLINE = 2.0  # the ticking server's
-PROMPT = b"GET /__admin/projects HTTP/1.1\r\nHost: x\r\n\r\n"
+PROMPT = b"GET /__admin/projects HTTP/1.1\r\nHost: localhost\r\n\r\n"
 TIMEOUT_STATUS = b"HTTP/1.1 408 Request Timeout\r\n"
 
 
@@ -62,7 +62,7 @@ def test_slow_headers_get_a_408_and_the_connection_is_closed(server: ServeProces
 
 
 def test_a_slow_request_behind_a_complete_one_is_timed_out_too(server: ServeProcess) -> None:
-    first = b"GET /__admin/projects HTTP/1.1\r\nHost: x\r\n\r\n"
+    first = b"GET /__admin/projects HTTP/1.1\r\nHost: localhost\r\n\r\n"
     with connect(server) as sock:
         sock.sendall(first + b"GET /__admin/projects HTTP/1.1\r\nHo")  # pipelined, unfinished
         answer = read_all(sock)
@@ -78,7 +78,7 @@ def test_a_silent_connection_is_closed(server: ServeProcess) -> None:
 
 
 def test_a_slow_body_closes_the_connection_quietly() -> None:
-    head = b"POST /__admin/projects HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+    head = b"POST /__admin/projects HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n"
     with ServeProcess("--seed-count", "2", "--request-timeout", "0.5") as server:
         with connect(server) as sock:
             sock.sendall(head + b'{"project_id"')

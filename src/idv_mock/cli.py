@@ -98,8 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="HOST[:PORT]",
-        help="let webhooks go to this host even though it is this server or link-local "
-        "(repeatable)",
+        help="let webhooks go to this host even though it is this server (any address of "
+        "this machine on its port), link-local or unspecified, as written in the URL or as "
+        "it resolves (repeatable)",
+    )
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name /__admin and the dashboard answer to besides localhost, loopback "
+        "addresses and --host (e.g. a Docker service name; repeatable); others get 403 "
+        "(DNS rebinding protection)",
     )
     serve.add_argument(
         "--journal-size",
@@ -284,6 +294,8 @@ def serve(args: argparse.Namespace) -> int:
         admin_open=args.admin_open,
         hints=args.hints,
         cors_origins=tuple(args.cors_origin),
+        bound_host=args.host,
+        allowed_hosts=tuple(args.allowed_host),
     )
     app.state.scenarios = LazyScenarios()  # the dashboard's runner (web/ cannot import it)
     _log_to_stderr("idv_mock.hints", "idv-mock: hint: ")

@@ -287,12 +287,35 @@ GENERIC = Family(
         Entry("not_found", "Not Found", 404),
         Entry("method_not_allowed", "Method Not Allowed", 405),
         Entry("payload_too_large", "Request body too large (limit 1 MiB)", 413),
-        Entry("admin_payload_too_large", "Request body too large (limit 512 MiB)", 413),
+        Entry("admin_payload_too_large", "Request body too large (limit {})", 413),
         Entry("headers_too_large", "Request header fields too large (limit 16 KiB)", 431),
         Entry(
             "admin_token_required",
             "The control API needs the admin token: send the header x-idv-mock-admin-token "
             "(the server listens beyond loopback; see --admin-token and --admin-open)",
+            403,
+        ),
+        Entry(
+            "host_not_allowed",
+            "Host {} is not allowed here (DNS rebinding protection): call the server as "
+            "localhost or 127.0.0.1, or start it with --allowed-host NAME",
+            403,
+        ),
+        Entry(
+            "foreign_origin",
+            "Cross-site request refused: a page of origin {} may not change the mock's state "
+            "(see --allowed-host and --cors-origin)",
+            403,
+        ),
+        Entry(
+            "json_required",
+            "The control API takes JSON bodies: send Content-Type: application/json",
+            415,
+        ),
+        Entry(
+            "form_token_invalid",
+            "The form's anti-forgery token is missing or does not match: reload the page "
+            "and send the form again",
             403,
         ),
         Entry("internal_error", INTERNAL, 500),

@@ -13,6 +13,13 @@ from typing import Any
 
 MAX_DEPTH = 64
 MESSAGE = f"JSON nested deeper than {MAX_DEPTH} levels is refused"
+# A state document holds stored values (a submission, a project's options, a watchlist
+# entry, each up to MAX_DEPTH deep as a call sent it) inside its own envelope: the state,
+# its projects, a project, its submissions, AML state or worklists, ... So a state is read
+# with the envelope's levels added, and what a call stored can always be imported again.
+STATE_ENVELOPE = 8
+STATE_DEPTH = MAX_DEPTH + STATE_ENVELOPE
+STATE_MESSAGE = f"JSON nested deeper than {STATE_DEPTH} levels is refused"
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:

@@ -35,7 +35,7 @@ from idv_mock import schemas
 from idv_mock.backend import InvalidInput, Service
 from idv_mock.backend.snapshots import no_gc
 from idv_mock.clock import iso
-from idv_mock.jsondepth import MAX_DEPTH, too_deep
+from idv_mock.jsondepth import STATE_DEPTH, too_deep
 
 _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')
 LOG = logging.getLogger("idv_mock.state_file")
@@ -106,8 +106,8 @@ def read(path: Path) -> Loaded:
         )
     header = doc.pop("state_file", None)
     if not trusted:
+        epoch = _header_epoch(path, header)
         _check_foreign(path, doc)
-        epoch = _header_epoch(header)
     return Loaded(doc, epoch)
 
 
@@ -120,15 +120,30 @@ def _verified(raw: bytes) -> tuple[int, bool]:
     return epoch, _digest(epoch, memoryview(raw)[found.end() :]) == found[2].decode()
 
 
-def _header_epoch(header: Any) -> int:
+MAX_EPOCH = 10**18 - 1  # what the header's 18 digits hold
+
+
+def _header_epoch(path: Path, header: Any) -> int:
+    """The epoch of a file's own header, checked: a state document without one (an export
+    of ``GET /__admin/state``) starts at 0; a header with a missing or invalid epoch is
+    refused, since guessing one could hand out ids an earlier start handed out."""
+    if header is None:
+        return 0
     epoch = header.get("epoch") if isinstance(header, dict) else None
-    return epoch if isinstance(epoch, int) and epoch >= 0 else 0
+    if type(epoch) is int and 0 <= epoch <= MAX_EPOCH:
+        return epoch
+    found = "missing" if not isinstance(header, dict) or "epoch" not in header else repr(epoch)
+    raise StateFileError(
+        f"{path}: state_file.epoch must be a whole number from 0 to {MAX_EPOCH} "
+        f"(found: {found[:40]}); fix it, or remove the state_file header to start the "
+        "count again; not overwriting it"
+    )
 
 
 def _check_foreign(path: Path, doc: dict[str, Any]) -> None:
     """The full check of a file this server did not write as it is: depth, then schema."""
-    if too_deep(doc):
-        detail = f"JSON nested deeper than {MAX_DEPTH} levels"
+    if too_deep(doc, STATE_DEPTH):
+        detail = f"JSON nested deeper than {STATE_DEPTH} levels"
         raise StateFileError(f"{path}: not an idv-mock state file ({detail}); not overwriting it")
     problems = schemas.errors("state.json", doc)
     if problems:

@@ -19,7 +19,7 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
-from idv_mock.jsondepth import too_deep
+from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
 
 BASE_URI = "https://idv-mock.dev/schemas/"
 
@@ -58,9 +58,13 @@ def validator(name: str) -> Draft202012Validator:
 
 def errors(name: str, instance: object, ignore: Collection[str] = ()) -> list[str]:
     """Readable messages of every violation, empty when the instance is valid. A document
-    nested past the limit is one violation, found without recursing into it. ``ignore``:
-    keywords (``"not"``, ...) whose violations the caller says better itself."""
-    if too_deep(instance):
+    nested past the limit (a state document's: ``STATE_DEPTH``) is one violation, found
+    without recursing into it. ``ignore``: keywords (``"not"``, ...) whose violations the
+    caller says better itself."""
+    if name == "state.json":
+        if too_deep(instance, STATE_DEPTH):
+            return [f"(root): {STATE_MESSAGE}"]
+    elif too_deep(instance):
         return [f"(root): {DEPTH_MESSAGE}"]
     found: Iterator[ValidationError] = validator(name).iter_errors(instance)
     kept = (e for e in found if e.validator not in ignore)

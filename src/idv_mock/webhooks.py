@@ -14,7 +14,6 @@ drops what is still queued and stops the retries of what is in flight.
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 import time
 from collections import deque
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from idv_mock import addresses
 from idv_mock.clock import iso
 
 if TYPE_CHECKING:  # imported where used: httpx costs about 40 ms at start-up
@@ -63,45 +63,86 @@ class Delivery:
         }
 
 
-LOCAL_NAMES = frozenset({"localhost", "0.0.0.0", "::", "::1"})
+class Refused(Exception):
+    """A webhook destination the host rule refuses (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a delivery connects: ``url`` names the checked address itself, ``host`` is the
+    ``Host`` header of the URL as configured, ``sni`` the name TLS is checked against."""
+
+    url: str
+    host: str
+    sni: str | None = None
+
+    def extensions(self) -> dict[str, Any]:
+        return {"sni_hostname": self.sni} if self.sni else {}
+
+    def headers(self) -> dict[str, str]:
+        """``Host``; and for TLS to a name, ``Connection: close``: the client's pool knows
+        the connection by its address only, so another name at the same address must not
+        reuse a connection whose certificate was checked for this one."""
+        return {"host": self.host, "connection": "close"} if self.sni else {"host": self.host}
 
 
 @dataclass(frozen=True, slots=True)
 class HostRule:
     """Where webhooks may not go: the server itself (a webhook at its own ``/__admin/reset``
-    wiped it in the probe of issue 14) and link-local addresses (169.254.0.0/16, fe80::/10:
-    cloud metadata services), unless ``allowed`` names the host (``host`` or ``host:port``).
-    Other local and private hosts stay allowed: that is where integrators' receivers run."""
+    wiped it in the probes of issues 14 and 27), link-local addresses (169.254.0.0/16,
+    fe80::/10: cloud metadata services) and unspecified ones (0.0.0.0, ::), unless
+    ``allowed`` names the host (``host`` or ``host:port``, as written or as resolved).
+    The host is resolved first and every address it resolves to is checked, whatever its
+    spelling (``addresses.py``); the delivery then connects to the checked address.
+    Other local and private hosts stay allowed: that is where integrators' receivers run
+    (loopback on another port, a LAN, a container network)."""
 
-    own_port: int | None = None  # the server's port; any local name with it is the server
-    own_host: str = "127.0.0.1"
+    own_port: int | None = None  # the server's port; this machine's address with it is it
+    own_host: str = "127.0.0.1"  # the bound address (any of the machine's is checked: is_own)
     allowed: frozenset[str] = frozenset()
 
     def refusal(self, url: str) -> str | None:
-        """Why ``url`` is refused, or None."""
+        """Why ``url`` is refused, or None (a host that does not resolve is not refused:
+        its delivery fails as a connection error would)."""
+        try:
+            self.target(url)
+        except Refused as exc:
+            return str(exc)
+        except OSError:
+            return None
+        return None
+
+    def target(self, url: str) -> Target:
+        """Where a delivery to ``url`` connects; raises Refused, or OSError when the host
+        does not resolve."""
         import httpx
 
         try:
             parsed = httpx.URL(url)
             host, port = parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80)
         except Exception:
-            return "not a URL"
-        if host in self.allowed or f"{host}:{port}" in self.allowed:
-            return None
-        address = _address(host)
-        if address is not None and address.is_link_local:
-            return f"{host} is a link-local address (allow it with --allow-webhook-host)"
-        local = host in LOCAL_NAMES or host == self.own_host or (address and address.is_loopback)
-        if self.own_port is not None and port == self.own_port and local:
-            return f"{host}:{port} is this server (allow it with --allow-webhook-host)"
-        return None
+            raise Refused("not a URL") from None
+        if not host or parsed.scheme not in ("http", "https"):
+            raise Refused("not an http(s) URL")
+        found = addresses.resolve(host, port)
+        named = {host, f"{host}:{port}"} | {f"{a}" for a in found} | {f"{a}:{port}" for a in found}
+        if not named & self.allowed:
+            for address in found:
+                self._check(host, port, address)
+        checked = found[0]
+        sni = host if parsed.scheme == "https" and addresses.literal(host) is None else None
+        netloc = parsed.netloc.decode("ascii")
+        return Target(str(parsed.copy_with(host=str(checked))), netloc, sni)
 
-
-def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        return None
+    def _check(self, host: str, port: int, address: addresses.Address) -> None:
+        hint = "(allow it with --allow-webhook-host)"
+        shown = host if host == str(address) else f"{host} ({address})"
+        if address.is_link_local:
+            raise Refused(f"{shown} is a link-local address {hint}")
+        if address.is_unspecified:
+            raise Refused(f"{shown} is an unspecified address {hint}")
+        if self.own_port is not None and port == self.own_port and addresses.is_own(address):
+            raise Refused(f"{shown}:{port} is this server {hint}")
 
 
 def _now() -> str:
@@ -205,13 +246,6 @@ class WebhookDispatcher:
             self._idle.notify_all()
 
     def _deliver(self, client: httpx.Client, delivery: Delivery) -> None:
-        refused = self.host_rule.refusal(delivery.url)
-        if refused is not None:  # recorded as the one attempt, never sent
-            delivery.attempts.append(
-                {"attempt": 1, "at": _now(), "error": f"refused: {refused}", "duration_ms": 0.0}
-            )
-            delivery.status = "failed"
-            return
         content = orjson.dumps(delivery.body)
         headers = {"content-type": "application/json", EVENT_HEADER: delivery.event}
         for n in range(len(self.backoff) + 1):
@@ -219,7 +253,19 @@ class WebhookDispatcher:
                 time.sleep(self.backoff[n - 1])
             if delivery.status == "cancelled":
                 return
-            if self._attempt(client, delivery, n + 1, content, headers):
+            target: Target | OSError
+            try:  # resolved and checked at each attempt, then sent to the checked address
+                target = self.host_rule.target(delivery.url)
+            except Refused as exc:  # recorded as an attempt, never sent, not retried
+                error = f"refused: {exc}"
+                delivery.attempts.append(
+                    {"attempt": n + 1, "at": _now(), "error": error, "duration_ms": 0.0}
+                )
+                delivery.status = "failed"
+                return
+            except OSError as exc:  # no address: an attempt that failed, retried
+                target = exc
+            if self._attempt(client, delivery, n + 1, content, headers, target):
                 delivery.status = "delivered"
                 return
         delivery.status = "failed"
@@ -231,11 +277,19 @@ class WebhookDispatcher:
         n: int,
         content: bytes,
         headers: dict[str, str],
+        target: Target | OSError,
     ) -> bool:
         record: dict[str, Any] = {"attempt": n, "at": _now()}
         started = time.perf_counter()
         try:
-            response = client.post(delivery.url, content=content, headers=headers)
+            if isinstance(target, OSError):
+                raise target
+            response = client.post(
+                target.url,
+                content=content,
+                headers={**headers, **target.headers()},
+                extensions=target.extensions(),
+            )
             record["status_code"] = response.status_code
             ok = 200 <= response.status_code < 300
         except Exception as exc:  # any failure is an attempt's outcome, never a lost delivery

@@ -15,32 +15,47 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.api.faults import unknown_errors
-from idv_mock.api.http import JSON, json_response, parse_json, service_of
+from idv_mock.api.http import JSON, json_response, parse_json, says_body, service_of
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
 from idv_mock.backend.liveform import Refused
 from idv_mock.errors import ApiError
+from idv_mock.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
 from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
 
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-async def _json_body(request: Request) -> Any:
+async def _json_body(request: Request, depth: int = MAX_DEPTH) -> Any:
     try:
-        return parse_json(await request.body())
+        return parse_json(await request.body(), depth)
     except ValueError as exc:
-        deep = str(exc) == DEPTH_MESSAGE
-        message = DEPTH_MESSAGE if deep else "the body must be JSON"
+        deep = str(exc) in (DEPTH_MESSAGE, STATE_MESSAGE)
+        message = str(exc) if deep else "the body must be JSON"
         raise _bad(message) from None
 
 
-async def _object_body(request: Request) -> dict[str, Any]:
-    body = await _json_body(request)
+async def _object_body(request: Request, depth: int = MAX_DEPTH) -> dict[str, Any]:
+    body = await _json_body(request, depth)
     if not isinstance(body, dict):
         raise _bad("the body must be a JSON object")
     return body
 
 
 CONTROL_PREFIX = "/__admin"
+JSON_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def json_body_ok(request: Request) -> bool:
+    """Whether a control call's body is said to be JSON: a write with a body, or with any
+    ``Content-Type``, must say ``application/json`` (or ``+json``). A form or ``text/plain``
+    is what a foreign page can send without asking (a CORS "simple request")."""
+    if request.method not in JSON_WRITES:
+        return True
+    given = request.headers.get("content-type")
+    if given is None:
+        return not says_body(request.scope)
+    media = given.split(";", 1)[0].strip().lower()
+    return media == JSON or media.endswith("+json")
 
 
 def is_control(path: str) -> bool:
@@ -181,7 +196,7 @@ async def export_state(request: Request) -> Response:
 
 
 async def import_state(request: Request) -> Response:
-    state = await _object_body(request)
+    state = await _object_body(request, STATE_DEPTH)  # what any call stored comes back
     service = service_of(request)
     service.import_state(state, give=True)  # parsed here for it alone: no copy
     return json_response(_summary(service, "state imported"))

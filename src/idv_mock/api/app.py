@@ -12,7 +12,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from idv_mock import errors, web
-from idv_mock.api import admin, hints, journaling, monitoring, tokens
+from idv_mock.api import admin, exposure, hints, journaling, monitoring, tokens
 from idv_mock.api.aml import download_report, screen_submission
 from idv_mock.api.cors import Cors
 from idv_mock.api.delete_submission import delete_partial, delete_submission
@@ -23,7 +23,7 @@ from idv_mock.api.get_submission import get_submission
 from idv_mock.api.guard import WriteGuard
 from idv_mock.api.http import error_response, json_response
 from idv_mock.api.images import get_image, put_image
-from idv_mock.api.limits import too_large
+from idv_mock.api.limits import limit_passed, too_large
 from idv_mock.api.migration import migrate_submission
 from idv_mock.api.patch_submission import patch_submission
 from idv_mock.api.preconditions import run_steps
@@ -157,7 +157,9 @@ def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
             if request.method not in handlers:
                 raise _not_allowed(allow)
             if too_large(request.scope):
-                raise GENERIC.error("admin_payload_too_large")
+                raise GENERIC.error("admin_payload_too_large", limit_passed(request.scope))
+            if not admin.json_body_ok(request):
+                raise GENERIC.error("json_required")
             return await handlers[request.method](request)
         except BackendError as exc:
             raise admin.refusal(exc) from None
@@ -207,6 +209,8 @@ def create_app(
     admin_open: bool = False,
     hints: bool = True,
     cors_origins: Sequence[str] = (),
+    bound_host: str | None = None,
+    allowed_hosts: Sequence[str] = (),
 ) -> MockApp:
     """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given).
 
@@ -214,6 +218,8 @@ def create_app(
     ``exposed`` (the server listens beyond loopback) puts ``/__admin`` behind
     ``admin_token`` unless ``admin_open`` (``exposure.py``). ``hints``: near-miss hints
     (``hints.py``); ``cors_origins``: the origins browsers may call from (``cors.py``).
+    ``bound_host`` (the address served on; None in-process) and ``allowed_hosts``: the
+    names ``/__admin`` answers to besides localhost and loopback addresses (``exposure.py``).
     """
     guard = [Middleware(WriteGuard)]  # 503 on writes while the state file cannot be saved
     api = [
@@ -238,7 +244,14 @@ def create_app(
     service.journal_reader = journaling.readable
     app.state.api_families = API_FAMILIES
     app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
-    app.state.exposure = Exposure(exposed, admin_token, admin_open)
+    app.state.exposure = Exposure(
+        exposed,
+        admin_token,
+        admin_open,
+        exposure.allowed_hosts(bound_host, tuple(allowed_hosts)),
+        frozenset(o for o in cors_origins if o != "*"),
+        exposure.machine_names(bound_host) if bound_host and exposed else frozenset(),
+    )
     quiet_connection_resets()  # a connection_reset fault is one log line, not a crash's
     app.state.hints = hints
     app.state.cors = Cors(cors_origins) if cors_origins else None

@@ -6,22 +6,39 @@ request must carry the admin token (header ``x-idv-mock-admin-token`` or the das
 cookie ``idv_mock_admin_token``) given with ``--admin-token``, unless the operator opts
 out with ``--admin-open``; otherwise it is answered 403 before anything is read. The
 dashboard's login page is the one exemption: it is where a person types the token.
+
+Two more checks keep a web page the developer happens to open from driving the mock
+(Jupyter's and Grafana's, after the DNS-rebinding attacks on Redis and others). Every
+``/__admin`` request (the dashboard's included) must name an allowed host in ``Host``:
+``localhost``, a loopback address, the bound address, the in-process names (``testserver``,
+``idv-mock``) and ``--allowed-host`` additions; bound beyond loopback, any IP address and
+the machine's own name too, and a request carrying the admin token passes (a rebinding
+page cannot know it). A page that rebinds its own name to 127.0.0.1 sends that name, so
+it is answered 403 before anything is read. And a write (``POST``, ``PUT``, ``PATCH``,
+``DELETE``) whose ``Origin`` is not an allowed host's (nor a ``--cors-origin``), or that the
+browser marks ``Sec-Fetch-Site: cross-site``, is refused 403. The hosted form is exempt:
+applicants' browsers reach it from the integrator's site, as the vendor's.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-from dataclasses import dataclass
+import socket
+from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
+from urllib.parse import urlsplit
 
 from starlette.types import Scope
 
+from idv_mock import addresses
 from idv_mock.api.admin import CONTROL_PREFIX
 
 TOKEN_HEADER = b"x-idv-mock-admin-token"
 TOKEN_COOKIE = "idv_mock_admin_token"
 EXEMPT = ("/__admin/ui/login", "/__admin/ui/static/")
+IN_PROCESS_HOSTS = ("testserver", "idv-mock")  # TestClient's and the in-process clients'
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def is_loopback(host: str) -> bool:
@@ -41,6 +58,9 @@ class Exposure:
     exposed: bool = False
     token: str | None = None
     open: bool = False
+    hosts: frozenset[str] = frozenset(IN_PROCESS_HOSTS)  # names allowed beyond localhost
+    origins: frozenset[str] = frozenset()  # --cors-origin's: may write from a browser
+    machine: frozenset[str] = field(default_factory=frozenset)  # this machine's names
 
     @property
     def guarded(self) -> bool:
@@ -58,12 +78,50 @@ class Exposure:
 
     def refuses(self, scope: Scope) -> bool:
         """Whether this request to the server is refused by the rule."""
+        return self.refusal(scope) is not None
+
+    def refusal(self, scope: Scope) -> tuple[str, ...] | None:
+        """Why the request is refused: an error code of ``errors.GENERIC`` and its
+        arguments; None when it passes."""
         path: str = scope["path"]
-        if not self.guarded or not path.startswith(CONTROL_PREFIX):
-            return False
-        if path.startswith(EXEMPT):
-            return False
-        return not self.accepts(_given_token(scope))
+        if not path.startswith(CONTROL_PREFIX):
+            return None
+        token = _given_token(scope)
+        host = _header(scope, b"host")  # none: not a browser (HTTP/1.0), nothing to rebind
+        passed = host is None or (self.guarded and self.accepts(token))
+        if not passed and not self.host_allowed(host or ""):
+            return ("host_not_allowed", _shown(host or ""))
+        if scope["method"] not in SAFE_METHODS:
+            origin = self._foreign_origin(scope)
+            if origin is not None:
+                return ("foreign_origin", origin)
+        if self.guarded and not path.startswith(EXEMPT) and not self.accepts(token):
+            return ("admin_token_required",)
+        return None
+
+    def host_allowed(self, host: str) -> bool:
+        """Whether a ``Host`` header (a name or address, a port or not) names this server."""
+        name = _hostname(host)
+        if name == "localhost" or name.endswith(".localhost") or name in self.hosts:
+            return True
+        address = addresses.literal(name) if name and name[0] in "0123456789[:" else None
+        if address is not None:
+            return self.exposed or address.is_loopback
+        return self.exposed and name in self.machine
+
+    def _foreign_origin(self, scope: Scope) -> str | None:
+        """The origin of a cross-site write, or None when it is this server's own (or not
+        said: curl, scripts and tests send no ``Origin``)."""
+        origin = _header(scope, b"origin")
+        if origin is None:
+            site = _header(scope, b"sec-fetch-site")
+            return "(cross-site)" if site == "cross-site" else None
+        if origin in self.origins:  # named with --cors-origin (never by "*")
+            return None
+        parts = urlsplit(origin)
+        if parts.scheme in ("http", "https") and self.host_allowed(parts.netloc):
+            return None
+        return _shown(origin)
 
     def accepts(self, given: str | None) -> bool:
         """Whether ``given`` is the admin token (always, when the rule does not apply)."""
@@ -92,3 +150,42 @@ def _given_token(scope: Scope) -> str | None:
         return None
     morsel = jar.get(TOKEN_COOKIE)
     return None if morsel is None else str(morsel.value)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _hostname(host: str) -> str:
+    """The name or address of a ``Host`` value (``name:port``, ``[::1]:port``), lowered."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0].rstrip(".") if host.count(":") == 1 else host.rstrip(".")
+
+
+def _shown(text: str) -> str:
+    """A header's value as an error message quotes it: short, printable."""
+    clean = "".join(c if c.isprintable() else "?" for c in text[:100])
+    return clean or "(none)"
+
+
+def machine_names(host: str) -> frozenset[str]:
+    """This machine's names a browser on the network may use to reach a server bound to
+    ``host`` beyond loopback (its host name, fully qualified too); empty on loopback."""
+    if is_loopback(host):
+        return frozenset()
+    names = {socket.gethostname().lower(), socket.getfqdn().lower()}
+    return frozenset(n for n in names if n)
+
+
+def allowed_hosts(bound: str | None, extra: tuple[str, ...] = ()) -> frozenset[str]:
+    """The names ``Host`` may carry beyond localhost and loopback addresses: the bound
+    address (none in-process: then the in-process clients' names) and ``extra``."""
+    given = {_hostname(h) for h in extra if h.strip()}
+    if bound is None:
+        return frozenset({*IN_PROCESS_HOSTS, *given})
+    return frozenset({_hostname(bound), *given})

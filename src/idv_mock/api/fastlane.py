@@ -27,7 +27,7 @@ from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
 from idv_mock.api.get_submission import Query, page_json, plain_query, takes_plain_page
-from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, grouped, query_pairs
+from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, client_gone, grouped, query_pairs
 from idv_mock.api.journaling import record_call
 from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
 from idv_mock.api.preconditions import STEPS
@@ -43,16 +43,22 @@ class MockApp(Starlette):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state: dict[str, Any] = self.state._state  # State's own dict: no __getattr__ per read
-        cors = state.get("cors")  # CORS, when on, outermost (cors.py)
-        if cors is not None:
-            await cors(self._guarded, scope, receive, send)
-            return
-        body = self._lane(state, scope)
-        if body is None:  # size limits and the exposure rule first (limits.py, exposure.py)
-            await guarded(super().__call__, scope, receive, send, state["exposure"])
-            return
-        await send(_start(body))  # the two sends here, not in a coroutine: one less per call
-        await send({"type": "http.response.body", "body": body})
+        try:  # (a try costs nothing until something is raised)
+            cors = state.get("cors")  # CORS, when on, outermost (cors.py)
+            if cors is not None:
+                await cors(self._guarded, scope, receive, send)
+                return
+            body = self._lane(state, scope)
+            if body is None:  # size limits and the exposure rule first (limits, exposure)
+                await guarded(super().__call__, scope, receive, send, state["exposure"])
+                return
+            await send(_start(body))  # the two sends here, not in a coroutine: one less a call
+            await send({"type": "http.response.body", "body": body})
+        except (OSError, RuntimeError) as exc:
+            if not client_gone(exc):
+                raise
+            # the client closed the connection before its answer was sent (pipelined calls
+            # on a socket closed unread): no one to answer, and no traceback to log
 
     def _lane(self, state: dict[str, Any], scope: Scope) -> bytes | None:
         """The lane's answer, journaled, or None (nothing done) for a call it does not take."""

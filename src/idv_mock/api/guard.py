@@ -3,7 +3,8 @@
 while the client believes it kept.
 
 The one place the web layer asks the backend (``Service.writes_refused``). Installed on
-the ``/v3`` and ``/__admin`` routes; reads (``GET``, ``HEAD``, ``OPTIONS``) always pass, and
+the ``/v3`` and ``/__admin`` routes and on the pages' writes (the dashboard's forms, the
+hosted form's steps); reads (``GET``, ``HEAD``, ``OPTIONS``) always pass, and
 so do the writes the state file does not keep: fault rules and clearing the request
 journal, which a tester may need while the disk is full.
 
@@ -24,7 +25,10 @@ from idv_mock.api.http import send_json
 from idv_mock.errors import ApiError
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-NOT_SAVED = re.compile(r"^/__admin/projects/[^/]+/(faults(/[^/]+)?|requests)$")
+NOT_SAVED = re.compile(
+    r"^/__admin/(projects/[^/]+/(faults(/[^/]+)?|requests)"
+    r"|ui/(faults(/[^/]+/delete)?|login|project))$"  # the dashboard's: rules, cookies
+)
 
 
 class WriteGuard:

@@ -65,6 +65,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 CRYPTO = "AES-256-ECB, key SHA-256 of the API key, PKCS#7, base64"
 SECURE_ON = "Secure Data Transfer is on for this project"
+# how a Secure Data Transfer project takes an encrypted body: PATCH as the spec's form
+# field, every other call as JSON; which calls do is the operation index's (api.json)
+_PATCH_CIPHERTEXT = "the form field data=<URI-encoded ciphertext>"
+_JSON_CIPHERTEXT = 'JSON {"data": "<ciphertext>"}'
 
 
 @dataclass(
@@ -132,6 +136,18 @@ def hint_for(call: Call) -> str | None:
 
 
 # --- the contract's paths (schemas/api.json) ---
+
+
+@functools.cache
+def encrypted_bodies() -> dict[tuple[str, str], str]:
+    """(method, path template) -> how its body goes encrypted on a secure project, for the
+    calls whose index entry lists ``encrypted_request.json``; every other body stays plain."""
+    return {
+        (method, template): _PATCH_CIPHERTEXT if method == "PATCH" else _JSON_CIPHERTEXT
+        for template, methods in operations().items()
+        for method, op in methods.items()
+        if "encrypted_request.json" in op.get("body", ())
+    }
 
 
 @functools.cache
@@ -311,13 +327,12 @@ def secure_mismatch(call: Call) -> str | None:
     if call.method == "GET" and names & set(ENCRYPTABLE):
         only = ", ".join(ENCRYPTABLE)
         return f"{SECURE_ON}: {only} go only inside the encrypted query parameter data ({CRYPTO})"
-    if call.method in ("PATCH", "POST") and not _encryptable(call):
-        return None
-    if call.method in ("PATCH", "POST") and not _carries_ciphertext(call.body):
-        where = "the form field data=<URI-encoded ciphertext>"
-        if call.method == "POST":
-            where = 'JSON {"data": "<ciphertext>"}'
+    where = encrypted_bodies().get((call.method, route_of(call.path) or ""))
+    if where is not None and not _carries_ciphertext(call.body):
         return f"{SECURE_ON}: encrypt the whole body ({CRYPTO}) and send it as {where}"
+    if where is None and call.method in ("PATCH", "POST") and _ciphertext_only(call.body):
+        calls = ", ".join(f"{m} {p}" for m, p in encrypted_bodies())
+        return f"{SECURE_ON}, but this call takes its body plain: only {calls} are encrypted"
     return None
 
 
@@ -466,11 +481,12 @@ def _misplaced_project(request: Request, call: Call) -> Project | None:
     return None
 
 
-def _encryptable(call: Call) -> bool:
-    """Whether the call's body is encrypted on a secure project (its index lists one)."""
-    template = route_of(call.path)
-    op = operations().get(template or "", {}).get(call.method, {})
-    return "encrypted_request.json" in op.get("body", ())
+def _ciphertext_only(raw: bytes) -> bool:
+    """A body that is nothing but an encrypted ``data`` (JSON ``{"data": ...}`` or a form)."""
+    doc = _json(raw)
+    if isinstance(doc, dict):
+        return set(doc) == {"data"} and isinstance(doc["data"], str)
+    return doc is None and _carries_ciphertext(raw)
 
 
 def _carries_ciphertext(raw: bytes) -> bool:

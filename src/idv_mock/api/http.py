@@ -14,8 +14,8 @@ from starlette.types import Scope
 
 from idv_mock.backend import Project, Service
 from idv_mock.errors import ApiError
+from idv_mock.jsondepth import MAX_DEPTH, STATE_MESSAGE, too_deep
 from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
-from idv_mock.jsondepth import too_deep
 
 JSON = "application/json"
 # where a request's project is kept once looked up: the key is read by several steps
@@ -70,15 +70,15 @@ def query_lists(request: Request) -> dict[str, list[str]]:
     return grouped(request.query_params.multi_items())
 
 
-def parse_json(raw: bytes) -> Any:
+def parse_json(raw: bytes, depth: int = MAX_DEPTH) -> Any:
     """The decoded body; raises ValueError for anything that is not UTF-8 JSON, or that
-    nests deeper than ``jsondepth.MAX_DEPTH`` (each caller answers its own parse error)."""
+    nests deeper than ``depth`` (each caller answers its own parse error)."""
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise ValueError("not JSON") from exc
-    if too_deep(doc):
-        raise ValueError(DEPTH_MESSAGE)
+    if too_deep(doc, depth):
+        raise ValueError(DEPTH_MESSAGE if depth == MAX_DEPTH else STATE_MESSAGE)
     return doc
 
 
@@ -129,3 +129,15 @@ def project_of(request: Request) -> Project | None:
     project = service_of(request).project_for_key(api_key(request) or "")
     scope[PROJECT_SCOPE_KEY] = project
     return project
+
+
+GONE = ("closed=True", "handler is closed", "Transport is closed")  # uvloop's, asyncio's
+
+
+def client_gone(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while answering, says the client's connection is gone: a
+    send on a closed transport (uvloop raises RuntimeError, asyncio and the ASGI spec an
+    OSError) or a reset or broken connection."""
+    if isinstance(exc, (ConnectionError, BrokenPipeError)):
+        return True
+    return isinstance(exc, (RuntimeError, OSError)) and any(g in str(exc) for g in GONE)

@@ -79,10 +79,10 @@ def record_call(
     rare. ``headers`` is kept as given: a sequence nobody changes afterwards."""
     if len(query_string) > KEEP_BYTES:
         query_string = query_string[:KEEP_BYTES]
-    if len(body) > KEEP_BYTES:
-        body = b""
-    if len(response) > KEEP_BYTES:
-        response, media_type = b"", f"{media_type}; {len(response)} bytes, {NOT_KEPT}"
+    truncated = None
+    if len(body) > KEEP_BYTES or len(response) > KEEP_BYTES:  # kept cut, with their sizes
+        truncated = (len(body), len(response))
+        body, response = body[:KEEP_BYTES], response[:KEEP_BYTES]
     # values equal to the last call's kept once (_Shared), tested inline: every call runs this
     # (each read once into a local: other threads record calls too, in interception mode)
     shared = _SHARED
@@ -113,6 +113,7 @@ def record_call(
             media_type,
             micros,
             hint,
+            truncated,
         ),
     )
 
@@ -135,8 +136,7 @@ class _Shared:
 _SHARED = _Shared()
 
 
-KEEP_BYTES = 64 * 1024  # a journal of 10,000 pages of 50 would otherwise hold gigabytes
-NOT_KEPT = "not kept (over 64 KiB)"
+KEEP_BYTES = 16 * 1024  # a body or response past this is kept cut to it (and marked)
 
 
 def readable(project: Project, entry: dict[str, Any]) -> dict[str, Any]:
@@ -158,10 +158,19 @@ def readable(project: Project, entry: dict[str, Any]) -> dict[str, Any]:
     }
     if entry["hint"] is not None:
         out["hint"] = entry["hint"]
+    if entry["truncated"] is not None:  # the sizes sent; what is shown is the first 16 KiB
+        out["truncated"] = _truncated(*entry["truncated"])
     plain = _decrypted(project, query.get("data") or _form_data(raw))
     if plain is not None:
         out["decrypted"] = plain
     return out
+
+
+def _truncated(body: int, response: int) -> dict[str, Any]:
+    """What was cut: each part over ``KEEP_BYTES`` with its size as sent."""
+    sizes = {"body": body, "response": response}
+    cut = {part: size for part, size in sizes.items() if size > KEEP_BYTES}
+    return {"kept_bytes": KEEP_BYTES, **{f"{p}_bytes": s for p, s in cut.items()}}
 
 
 def _masked(headers: RawHeaders) -> dict[str, str]:
@@ -174,8 +183,6 @@ def _masked(headers: RawHeaders) -> dict[str, str]:
 
 
 def _decoded(raw: bytes, media_type: str | None = None) -> Any:
-    if media_type is not None and NOT_KEPT in media_type:
-        return f"<{media_type}>"
     if media_type is not None and media_type != "application/json":
         return f"<{len(raw)} bytes {media_type}>"
     if not raw:
@@ -183,7 +190,7 @@ def _decoded(raw: bytes, media_type: str | None = None) -> Any:
     try:
         return parse_json(raw)
     except ValueError:  # not JSON, or too deep to encode again: kept as text
-        return raw.decode("utf-8", "replace")[:10_000]
+        return raw.decode("utf-8", "replace")[:KEEP_BYTES]
 
 
 def _form_data(raw: bytes) -> str | None:

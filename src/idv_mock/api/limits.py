@@ -3,8 +3,10 @@
 A ``content-length`` check alone let a chunked body of any size through, and nothing
 capped headers (the probe of issue 14 sent 64 MiB chunked and 32 MiB of headers). Like
 nginx and Jetty, the mock counts: headers over ``MAX_HEADER_BYTES`` in all are answered
-431 at once; a body is read up to its path's limit (1 MiB for ``/v3`` and the pages,
-512 MiB for the control API, whose state import carries whole states) and no further.
+431 at once; a body is read up to its path's limit (512 MiB for the control API's state
+import, which carries whole states; 1 MiB for every other call: ``/v3``, the rest of the
+control API, the pages) and no further: a 200 MiB body to ``POST /__admin/projects`` costs
+1 MiB of memory, not 1.3 GB.
 A body past its limit is not answered here: the scope is marked, the app sees the part
 read so far, and the call's own step (``preconditions``, ``admin_endpoint``) answers 413,
 so the refusal is journaled like any other.
@@ -23,15 +25,24 @@ from idv_mock.api.http import says_body, send_json
 from idv_mock.errors import GENERIC
 
 MAX_BODY = 1024 * 1024
-MAX_ADMIN_BODY = 512 * 1024 * 1024
+MAX_STATE_BODY = 512 * 1024 * 1024  # PUT /__admin/state: a whole state, 100k submissions
+MAX_ADMIN_BODY = MAX_STATE_BODY  # (the largest body any call takes)
+STATE_PATH = CONTROL_PREFIX + "/state"
 MAX_HEADER_BYTES = 16 * 1024
-TOO_LARGE = "idv_mock.body_too_large"  # scope key: the body went past its limit
+TOO_LARGE = "idv_mock.body_too_large"  # scope key: the limit the body went past
 
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def body_limit(path: str) -> int:
-    return MAX_ADMIN_BODY if path.startswith(CONTROL_PREFIX) else MAX_BODY
+    """The state import takes whole states; every other call (the control API's included:
+    a project, a submission's overrides, a fault rule, a form) the API's 1 MiB."""
+    return MAX_STATE_BODY if path == STATE_PATH else MAX_BODY
+
+
+def shown(limit: int) -> str:
+    """A limit as the 413's message says it."""
+    return f"{limit // (1024 * 1024)} MiB" if limit >= 1024 * 1024 else f"{limit // 1024} KiB"
 
 
 def headers_size(scope: Scope) -> int:
@@ -48,15 +59,17 @@ async def guarded(
     if headers_size(scope) > MAX_HEADER_BYTES:
         await _answer(send, "headers_too_large", scope["path"])
         return
-    if exposure is not None and exposure.refuses(scope):
-        await _answer(send, "admin_token_required", scope["path"])
+    refused = None if exposure is None else exposure.refusal(scope)
+    if refused is not None:
+        await _answer(send, refused[0], scope["path"], *refused[1:])
         return
     if not says_body(scope):
         await app(scope, receive, send)
         return
-    body, too_large = await _read(receive, body_limit(scope["path"]))
+    limit = body_limit(scope["path"])
+    body, too_large = await _read(receive, limit)
     if too_large:
-        scope[TOO_LARGE] = True
+        scope[TOO_LARGE] = limit
     await app(scope, _replay(body, receive), send)
 
 
@@ -91,10 +104,15 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-async def _answer(send: Send, code: str, path: str) -> None:
-    error = shaped_for(path, GENERIC.error(code))  # /v3's bodies stay as they are
+async def _answer(send: Send, code: str, path: str, *args: str) -> None:
+    error = shaped_for(path, GENERIC.error(code, *args))  # /v3's bodies stay as they are
     await send_json(send, error.status, error.body, [(b"connection", b"close")])
 
 
 def too_large(scope: dict[str, Any] | Scope) -> bool:
     return bool(scope.get(TOO_LARGE))
+
+
+def limit_passed(scope: dict[str, Any] | Scope) -> str:
+    """The limit a body went past, as the 413 says it."""
+    return shown(int(scope.get(TOO_LARGE) or MAX_BODY))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from idv_mock.backend.faults import Call, FaultRule
-from idv_mock.backend.journal import Row
+from idv_mock.backend.journal import MAX_TOTAL_BYTES, Row
 from idv_mock.backend.projects import Project
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class CallOperations:
     projects: dict[str, Project]
     webhooks: WebhookDispatcher
     journal_reader: JournalReader | None
+    _journal_bytes: int  # a running total of every journal's bytes (recounted when over)
 
     if TYPE_CHECKING:  # provided by Service
 
@@ -70,9 +71,25 @@ class CallOperations:
 
     # --- request journal ---
     def record_call(self, project: Project, row: Row) -> None:
-        """Keep one API call in its project's journal (oldest dropped past the size)."""
+        """Keep one API call in its project's journal (oldest dropped past the size or the
+        project's bytes); past ``MAX_TOTAL_BYTES`` for all journals, the largest journals
+        lose their oldest calls first."""
         with self._lock:
-            project.journal.record(row)
+            self._journal_bytes += project.journal.record(row)
+            if self._journal_bytes > MAX_TOTAL_BYTES:
+                self._trim_journals()
+
+    def _trim_journals(self) -> None:
+        """The running total recounted (projects come and go), then trimmed (under the lock)."""
+        journals = [p.journal for p in self.projects.values()]
+        total = sum(j.bytes for j in journals)
+        while total > MAX_TOTAL_BYTES:
+            largest = max(journals, key=lambda j: j.bytes)
+            freed = largest.drop_oldest()
+            if not freed:
+                break
+            total -= freed
+        self._journal_bytes = total
 
     def journal(
         self, project_id: str, method: str | None = None, path: str | None = None

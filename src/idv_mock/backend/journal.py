@@ -1,6 +1,11 @@
 """The request journal of a project: every API call, for tests that verify what was sent.
 
-Bounded (oldest dropped) so a long demo or load test cannot grow it without end.
+Bounded (oldest dropped) so a long demo or load test cannot grow it without end: by
+calls (``--journal-size``, 10,000 a project) and by bytes (``MAX_PROJECT_BYTES`` a
+project, ``MAX_TOTAL_BYTES`` for all projects together, counted on the kept bodies,
+responses and queries, plus ``ROW_OVERHEAD`` a row), since 10,000 calls of 60 KB bodies
+held 560 MB (issue 27). Bodies and responses over ``journaling.KEEP_BYTES`` are kept cut
+and marked (the row's ``truncated``) by the web layer before they get here.
 
 A call is kept as one flat tuple (a :data:`Row`, fields in :data:`FIELDS` order) in a
 ``deque`` with a ``maxlen``: recording is an append, the oldest row is dropped in C, and
@@ -16,6 +21,9 @@ from collections import deque
 from typing import Any
 
 DEFAULT_SIZE = 10_000
+MAX_PROJECT_BYTES = 64 * 1024 * 1024
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+ROW_OVERHEAD = 512  # the tuple, its numbers, strings and deque slot (headers are shared)
 
 # a row's fields, in order; "response" is the answer's bytes, "duration" in microseconds,
 # "hint" None for most calls. The web layer (api/journaling.py) writes and reads them.
@@ -31,17 +39,26 @@ FIELDS = (
     "media_type",
     "duration",
     "hint",
+    "truncated",
 )
 Row = tuple[Any, ...]
 _METHOD, _PATH = FIELDS.index("method"), FIELDS.index("path")
+_QUERY, _BODY, _RESPONSE = FIELDS.index("query"), FIELDS.index("body"), FIELDS.index("response")
+
+
+def row_bytes(row: Row) -> int:
+    """What a row holds, about: its bodies and query, and the fixed part."""
+    return len(row[_BODY]) + len(row[_RESPONSE]) + len(row[_QUERY]) + ROW_OVERHEAD
 
 
 class Journal:
-    __slots__ = ("counter", "entries")
+    __slots__ = ("bytes", "counter", "entries", "max_bytes")
 
-    def __init__(self, size: int = DEFAULT_SIZE) -> None:
+    def __init__(self, size: int = DEFAULT_SIZE, max_bytes: int = MAX_PROJECT_BYTES) -> None:
         self.entries: deque[Row] = deque(maxlen=size)
         self.counter = 0  # rows ever recorded: the id of the newest
+        self.bytes = 0  # row_bytes of the rows kept
+        self.max_bytes = max_bytes
 
     @property
     def size(self) -> int:
@@ -50,10 +67,29 @@ class Journal:
     @size.setter
     def size(self, size: int) -> None:
         self.entries = deque(self.entries, maxlen=size)  # the newest ``size`` rows kept
+        self.bytes = sum(map(row_bytes, self.entries))
 
-    def record(self, row: Row) -> None:
+    def record(self, row: Row) -> int:
+        """Keep ``row`` (the oldest rows dropped past the size or the bytes); the change in
+        bytes kept."""
         self.counter += 1
-        self.entries.append(row)
+        entries = self.entries
+        before = self.bytes
+        if len(entries) == entries.maxlen and entries:
+            self.bytes -= row_bytes(entries[0])  # dropped by the append
+        entries.append(row)
+        self.bytes += row_bytes(row)
+        while self.bytes > self.max_bytes and len(entries) > 1:
+            self.bytes -= row_bytes(entries.popleft())
+        return self.bytes - before
+
+    def drop_oldest(self) -> int:
+        """Drop the oldest row (for the bound on all journals); the bytes freed."""
+        if not self.entries:
+            return 0
+        freed = row_bytes(self.entries.popleft())
+        self.bytes -= freed
+        return freed
 
     def find(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
         """Calls by method (any case) and path glob, oldest first, each a dict of
@@ -71,4 +107,5 @@ class Journal:
     def clear(self) -> int:
         removed = len(self.entries)
         self.entries.clear()
+        self.bytes = 0
         return removed

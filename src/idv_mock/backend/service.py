@@ -38,7 +38,7 @@ from idv_mock.backend.store import Selection, SortKey
 from idv_mock.backend.token_service import TokenOperations
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
-from idv_mock.jsondepth import MESSAGE, too_deep
+from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
 from idv_mock.webhooks import HostRule, WebhookDispatcher
 
 Submission = dict[str, Any]
@@ -77,6 +77,7 @@ class Service(
         self.changes = 0  # bumped by every change of lasting state: saves skip an idle state
         self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
         self.journal_reader: JournalReader | None = None  # set by the web layer that records
+        self._journal_bytes = 0
         self.factory = SubmissionFactory(self.config.random_seed)
         self.forms = FormState()  # the hosted form's sessions, token uses and secrets
         cfg = self.config
@@ -515,8 +516,8 @@ class Service(
         """Replace the whole state; an invalid document changes nothing. ``validate=False``:
         the caller checked it (depth and schema); ``give``: the caller hands ``state`` over
         (no copy: a large state file loads in half the time)."""
-        if validate and too_deep(state):
-            raise InvalidInput("invalid state document", [MESSAGE])
+        if validate and too_deep(state, STATE_DEPTH):
+            raise InvalidInput("invalid state document", [STATE_MESSAGE])
         problems = schemas.errors("state.json", state) if validate else []
         if problems:
             raise InvalidInput("invalid state document", problems)

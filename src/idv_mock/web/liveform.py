@@ -14,11 +14,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 import orjson
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from idv_mock.api import journaling
+from idv_mock.api.guard import WriteGuard
 from idv_mock.backend import BackendError, NotFound
 from idv_mock.backend.liveform import LANGS, RETURNED, Refused
 from idv_mock.backend.liveform_flow import (
@@ -199,6 +201,11 @@ ROUTES = [
     Route("/liveform/returned", returned, methods=["GET"]),
     Route("/liveform/closed", closed, methods=["GET"]),
     Route("/liveform/s/{session_id}/{step}", step_page, methods=["GET"]),
-    Route("/liveform/s/{session_id}/{step}", step_form, methods=["POST"]),
+    Route(  # the form's writes refused 503 while the state file cannot be saved (guard.py)
+        "/liveform/s/{session_id}/{step}",
+        step_form,
+        methods=["POST"],
+        middleware=[Middleware(WriteGuard)],
+    ),
     Route("/error-page/{slug}", error_page, methods=["GET"]),
 ]

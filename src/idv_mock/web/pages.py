@@ -18,11 +18,15 @@ from starlette.templating import Jinja2Templates
 
 from idv_mock.api.http import service_of
 from idv_mock.backend import Service, liveform
-from idv_mock.web import i18n
+from idv_mock.web import forgery, i18n
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
-templates.env.globals.update(id_type_name=i18n.id_type_name, country_name=i18n.country_name)
+templates.env.globals.update(
+    id_type_name=i18n.id_type_name,
+    country_name=i18n.country_name,
+    form_token_field=forgery.form_token_field,  # a dashboard form's anti-forgery field
+)
 STATIC = Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static")
 
 

@@ -9,8 +9,10 @@ these pages too, except the login page.
 
 from __future__ import annotations
 
+from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 
+from idv_mock.api.guard import WriteGuard
 from idv_mock.web.dashboard import activity, projects, rules, scenarios, submissions, tokens
 from idv_mock.web.dashboard.common import UI, Handler, page
 
@@ -50,8 +52,11 @@ TABLE: tuple[tuple[str, list[str], Handler], ...] = (
     ("/scenarios", POST, scenarios.run),
 )
 
+# a write while the state file cannot be saved is refused 503, as on the API (api/guard.py)
+GUARD = [Middleware(WriteGuard)]
 ROUTES: list[BaseRoute] = [
-    Route(UI + path, page(handler), methods=methods) for path, methods, handler in TABLE
+    Route(UI + path, page(handler), methods=methods, middleware=GUARD if methods == POST else None)
+    for path, methods, handler in TABLE
 ]
 
 __all__ = ["ROUTES"]

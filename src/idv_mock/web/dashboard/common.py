@@ -4,6 +4,8 @@ Pages are plain functions wrapped by :func:`page`, which turns the ways a reques
 wrong (a backend refusal, an API query the API itself refuses, a bad form) into a 4xx page
 that says why, so a person sees a message and a fuzzer sees no 5xx. A form that changes
 state answers 303 to a page (post/redirect/get), with a one-line note in ``?note=``.
+Every ``POST`` is checked for the anti-forgery token first (``web/forgery.py``): a form
+carries it with ``{{ form_token_field() }}`` in its template.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from starlette.responses import RedirectResponse, Response
 
 from idv_mock.api.admin import mask_key
 from idv_mock.backend import BackendError, Conflict, NotFound, Project
-from idv_mock.errors import ApiError
-from idv_mock.web import pages
+from idv_mock.errors import GENERIC, ApiError
+from idv_mock.web import forgery, pages
 from idv_mock.web.pages import read_form
 from idv_mock.web.pages import service as service
 
@@ -129,9 +131,11 @@ def page(handler: Handler) -> Handler:
 
     async def endpoint(request: Request) -> Response:
         try:
-            return _keeping_project(request, await handler(request))
+            if request.method == "POST" and not forgery.valid(request, await form(request)):
+                raise UiError(403, GENERIC.entry("form_token_invalid").message)
+            return forgery.keep(request, _keeping_project(request, await handler(request)))
         except UiError as exc:
-            return _refused(request, exc.status, exc.message)
+            return forgery.keep(request, _refused(request, exc.status, exc.message))
         except BackendError as exc:
             return _refused(request, status_of(exc), _message(exc))
         except ApiError as exc:  # the API's own refusal of the query it was given
