@@ -84,7 +84,9 @@ class RecordOperations:
             project.store.replace(new)
             hidden, style = project.hidden_fields(sid), str(project.options["projection_style"])
             when = iso(moment)
-            batch = [events.updated_event(new, admin, when, fields, hidden, style)] if fields else []
+            batch = (
+                [events.updated_event(new, admin, when, fields, hidden, style)] if fields else []
+            )
             batch += events.decision_events(new, hidden, style, reviewer="agent")
             self._fire(project, batch)
             return new
