@@ -239,9 +239,9 @@ def test_the_delivery_connects_to_the_address_that_was_checked(
 
     fake_names(monkeypatch, {"rebind.test": answer})
     records = fire(live.base, f"http://rebind.test:{receiver.port}/hook")
-    assert [d["status"] for d in records] == ["delivered", "delivered"]  # submit, approved
-    assert len(lookups) == 2
-    assert receiver.hosts == [f"rebind.test:{receiver.port}"] * 2
+    assert [d["status"] for d in records] == ["delivered"]  # approved (no submit before it)
+    assert len(lookups) == 1
+    assert receiver.hosts == [f"rebind.test:{receiver.port}"]
 
 
 def test_allow_webhook_host_lets_a_refused_host_through(
@@ -508,7 +508,8 @@ def test_no_encrypt_hint_for_the_screening_call_of_a_secure_project(live: Live) 
     assert encrypted.status_code == 400
     assert encrypted.headers["x-idv-mock-hint"] == (
         "Secure Data Transfer is on for this project, but this call takes its body plain: "
-        "only PATCH /v3/submission and POST /v3/projection are encrypted"
+        "only PATCH /v3/submission, POST /v3/projection, POST /v3/submission/tokens, "
+        "DELETE /v3/submission/tokens and POST /v3/submission/migration are encrypted"
     )
     patch = httpx.patch(f"{live.base}/v3/submission", json={"x": 1}, headers=KEY)
     assert "encrypt the whole body" in patch.headers["x-idv-mock-hint"]

@@ -331,7 +331,8 @@ def secure_mismatch(call: Call) -> str | None:
     if where is not None and not _carries_ciphertext(call.body):
         return f"{SECURE_ON}: encrypt the whole body ({CRYPTO}) and send it as {where}"
     if where is None and call.method in ("PATCH", "POST") and _ciphertext_only(call.body):
-        calls = ", ".join(f"{m} {p}" for m, p in encrypted_bodies())
+        *most, last = (f"{m} {p}" for m, p in encrypted_bodies())
+        calls = f"{', '.join(most)} and {last}" if most else last
         return f"{SECURE_ON}, but this call takes its body plain: only {calls} are encrypted"
     return None
 
