@@ -135,6 +135,43 @@ def flow_event(trigger: str, sid: str, values: dict[str, Any]) -> Event:
     return Event(trigger, payload)
 
 
-def token_expired_event(payload: dict[str, Any]) -> Event:
-    """``token_expired``: ``token_id``, ``expired_condition``, ``expired_at``, ... (vendor)."""
-    return Event("token_expired", dict(payload))
+def token_expired_event(token_id: str, condition: str, at: str) -> Event:
+    """``token_expired``: the token, ``time`` or ``count``, and the instant it expired.
+
+    Minimal version (issue 25); the vendor's exact shape comes with issue 24."""
+    payload = {
+        "webhook_trigger": "token_expired",
+        "token_id": token_id,
+        "expired_condition": condition,
+        "expired_at": at,
+        "expected_expired_at": at,
+        "service": "liveform",
+    }
+    return Event("token_expired", payload)
+
+
+EVENT_NAMES.setdefault("aml_monitor", "submission.aml_monitor")
+
+
+def aml_monitor_event(
+    sub: dict[str, Any],
+    records: list[dict[str, Any]],
+    hidden: list[str] | None = None,
+    style: str = "omit",
+) -> Event:
+    """``aml_monitor``: a search cycle found something new for the submission's records
+    (``recordId``, ``worklistId``, ``created_at``). Minimal version (issue 25); the
+    vendor's exact shape comes with issue 24."""
+    data = sub.get("data") or {}
+    payload: dict[str, Any] = {
+        "webhook_trigger": "aml_monitor",
+        "submission_id": sub["submission_id"],
+        "email": sub.get("email", ""),
+        "userid": sub.get("userid", ""),
+        "tokenId": sub.get("tokenId", ""),
+        "cf": {k: data.get(k, "") for k in ("cf1", "cf2", "cf3")},
+        "records": [dict(r) for r in records],
+    }
+    if hidden:
+        payload = hide(payload, hidden, style)
+    return Event("aml_monitor", payload)

@@ -18,7 +18,6 @@ from urllib.parse import urlencode
 
 from idv_mock import schemas
 from idv_mock.backend.exceptions import BackendError
-from idv_mock.clock import iso
 from idv_mock.errors import LIVEFORM
 
 # Read whatever the mode: the project, the language and the encrypted object.
@@ -256,26 +255,15 @@ class TokenUse:
     expiry_sent: bool = False
 
 
-def token_expiry(use: TokenUse | None, now: datetime) -> str | None:
+def token_expiry(
+    use: TokenUse | None, now: datetime, lifetime: timedelta = TOKEN_LIFETIME
+) -> str | None:
     """``time`` or ``count`` when the token has expired (time wins), else None."""
     if use is None:
         return None
-    if now - use.first_used > TOKEN_LIFETIME:
+    if now - use.first_used >= lifetime:
         return "time"
     return "count" if use.submission_id else None
-
-
-def expiry_payload(token: str, use: TokenUse, condition: str, now: datetime) -> dict[str, str]:
-    """The ``token_expired`` webhook's fields (vendor webhook guide)."""
-    expected = use.first_used + TOKEN_LIFETIME
-    return {
-        "webhook_trigger": "token_expired",
-        "token_id": token,
-        "expired_condition": condition,
-        "expired_at": iso(expected if condition == "time" else now),
-        "expected_expired_at": iso(expected),
-        "service": "liveform",
-    }
 
 
 # --- building links (the integrator's side: the plugin, the docs) ---
