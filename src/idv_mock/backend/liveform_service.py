@@ -23,7 +23,7 @@ from idv_mock.backend.liveform import Link, Refused, TokenUse
 from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock, iso
+from idv_mock.clock import Clock, iso, parse_instant, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 
 Submission = dict[str, Any]
@@ -238,6 +238,9 @@ class LiveformOperations:
         link = session.link if session else Link(project.project_id, values=detail.get("link", {}))
         overrides = liveform_flow.submission_overrides(session) if session else {}
         overrides["submission_id"] = sid
+        # it came into being when the document step began, and was decided now
+        began = parse_instant(str(detail.get("created_at", ""))) or at
+        overrides.update(created_at=stamp(began), kyc_result_at=stamp(at), updated_at=stamp(at))
         kyc = {"comment": [liveform_flow.TIMEOUT_TEXT], "commentCode": ["timeout"]}
         overrides["kyc"] = {**kyc, "retry": []}
         sub = self._hosted_create(project, link, "rejected", overrides, only="rejected")
@@ -314,6 +317,7 @@ class LiveformOperations:
         values = session.link.returned()
         at = now + timedelta(seconds=project.seconds("incomplete_timeout_seconds"))
         detail = {"submission_id": session.submission_id, "session_id": session.session_id}
+        detail["created_at"] = iso(now)
         project.schedule.add(
             at, "incomplete_timeout", {**detail, "link": dict(session.link.values)}
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -20,7 +21,7 @@ from idv_mock import errors
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Due
-from idv_mock.clock import iso, parse_instant
+from idv_mock.clock import iso, parse_instant, parse_iso
 
 if TYPE_CHECKING:
     from idv_mock.webhooks import Delivery
@@ -28,6 +29,48 @@ if TYPE_CHECKING:
 Rule = Callable[[Any, Project, dict[str, Any], datetime], list[str]]
 LAST = datetime(9000, 1, 1, tzinfo=timezone.utc)  # time stops here: no test needs more
 RETRY_POLL = 0.25  # a retry waiting on a frozen clock checks this often for a cancellation
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectClock:
+    """One project's clock, for Python callers (the plugin's ``idv_project.clock``,
+    ``service.project_clock("default")`` in-process or under ``idv_mock.mock()``): the same
+    operations as the control API's ``/clock`` calls."""
+
+    service: TimeOperations
+    project_id: str
+
+    @property
+    def now(self) -> datetime:
+        return parse_iso(self.service.clock_of(self.project_id)["now"])
+
+    @property
+    def mode(self) -> str:
+        return str(self.service.clock_of(self.project_id)["mode"])
+
+    @property
+    def due(self) -> list[dict[str, Any]]:
+        """What falls due, earliest first (``at``, ``what`` and its details)."""
+        found: list[dict[str, Any]] = self.service.clock_of(self.project_id)["due"]
+        return found
+
+    def advance(
+        self,
+        *,
+        seconds: float = 0,
+        minutes: float = 0,
+        hours: float = 0,
+        days: float = 0,
+        to: datetime | str | None = None,
+    ) -> dict[str, Any]:
+        """Move forward by the sum of the units, or ``to`` an instant; answers ``now`` and
+        what ``fired`` on the way (each rule at its own instant)."""
+        if to is not None:
+            return self.service.advance_clock(
+                self.project_id, {"to": iso(to) if isinstance(to, datetime) else to}
+            )
+        total = seconds + 60 * minutes + 3600 * hours + 86400 * days
+        return self.service.advance_clock(self.project_id, {"seconds": total})
 
 
 class TimeOperations:
@@ -43,6 +86,12 @@ class TimeOperations:
         projects: dict[str, Project]
 
     # --- public operations ---
+    def project_clock(self, project_id: str) -> ProjectClock:
+        """A handle on the project's clock (``.now``, ``.due``, ``.advance(hours=3)``)."""
+        with self._lock:
+            self.project(project_id)  # an unknown project is refused now, not at first use
+        return ProjectClock(self, project_id)
+
     def clock_of(self, project_id: str) -> dict[str, Any]:
         """The project's now, mode, and what is due (after running what already fell due)."""
         with self._lock:
