@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from conftest import ADMIN, LiveServer
-from idv_mock import Service, ServiceConfig, crypto, persistence
+from idv_mock import Service, ServiceConfig, cli, crypto, persistence
 from idv_mock.backend import events
 from idv_mock.clock import DEFAULT_START, iso, parse_iso, stamp
 from idv_mock.receiver import WebhookReceiver
@@ -397,3 +397,31 @@ def test_a_restarted_server_keeps_its_clock_and_what_is_due(tmp_path: Path) -> N
         assert [f["at"] for f in fired] == [before["due"][0]["at"]]
     finally:
         again.close()
+
+
+# --- the command line ---
+def test_cli_shows_and_advances_a_running_servers_clock(
+    admin: httpx.Client, live: LiveServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_project(admin)
+    r = admin.post(f"{CONTROL}/worklists", json={"id": "wl-c", "name": "c"})
+    assert r.status_code == 201
+    start = now_of(admin)
+    url = ["--url", f"http://127.0.0.1:{live.port}", "--project", PID]
+    assert cli.main(["clock", *url]) == 0
+    cycle = iso(start + timedelta(days=1))
+    assert capsys.readouterr().out.splitlines() == [
+        f"now:  {iso(start)} (frozen)",
+        "due: 1",
+        f"  {cycle}  monitoring_cycle  worklist_id=wl-c",
+    ]
+    assert cli.main(["clock", "advance", "36h", *url]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"now:  {iso(start + timedelta(hours=36))} (frozen)",
+        "fired: 1",
+        f"  {cycle}  monitoring_cycle  worklist_id=wl-c webhooks=[]",
+    ]
+    assert cli.main(["clock", "advance", "--to", "2020-01-01T00:00:00Z", *url]) == 1
+    assert "400 the clock only moves forward" in capsys.readouterr().err
+    assert cli.main(["clock", "advance", "soon", *url]) == 2
+    assert cli.main(["clock", "--url", "http://127.0.0.1:9", "--project", PID]) == 1
