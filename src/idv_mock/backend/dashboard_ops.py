@@ -115,10 +115,12 @@ class DashboardOperations:
     def delete_worklist(self, project_id: str, wid: str) -> dict[str, Any]:
         """Remove a worklist and its records (the API then answers it as unknown)."""
         with self._lock:
-            monitoring = self.project(project_id).monitoring
+            project = self.project(project_id)
+            monitoring = project.monitoring
             described = monitoring.get(wid).describe()
             self.changes += 1
             del monitoring.worklists[wid]
+            project.schedule.remove("monitoring_cycle", worklist_id=wid)
             return described
 
     def resend_delivery(self, project_id: str, delivery_id: str) -> dict[str, Any]:

@@ -39,6 +39,7 @@ NAV = (
     ("/projections", "Projections"),
     ("/watchlist", "Watchlist"),
     ("/worklists", "Worklists"),
+    ("/clock", "Clock"),
     ("/scenarios", "Scenarios"),
 )
 
