@@ -129,4 +129,7 @@ def parse_instant(text: str) -> datetime | None:
         moment = moment.replace(tzinfo=timezone.utc)
     if moment.year < 1970:  # far outside any test's reach
         return None
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:  # 9999-12-31T23:00:00-14:00 is past what a datetime holds
+        return None

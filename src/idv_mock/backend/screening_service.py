@@ -204,13 +204,14 @@ class ScreeningOperations:
             return []
         cycle = timedelta(seconds=project.seconds("monitoring_cycle_seconds"))
         project.schedule.add(at + cycle, "monitoring_cycle", {"worklist_id": worklist.id})
-        key = _watch_key(project)
-        if key == worklist.screened_key:
+        key, old = _watch_key(project), worklist.screened_key
+        if key == old:
             return []
         worklist.screened_key = key
+        entries = _to_screen(project, old, key)
         sent: list[str] = []
-        for record in list(worklist.records.values()):
-            if self._rescreen(project, worklist, record, key[0], at):
+        for record in list(worklist.records.values()) if entries else []:
+            if self._rescreen(project, worklist, record, entries, key[0], at):
                 sent.append("aml_monitor")
         return sent if project.options.get("webhook_url") else []
 
@@ -219,14 +220,15 @@ class ScreeningOperations:
         project: Project,
         worklist: Worklist,
         record: dict[str, Any],
+        entries: tuple[screening.Entry, ...],
         threshold: int,
         at: datetime,
     ) -> bool:
-        """One record against the watchlist; True when it alerted (something new)."""
+        """One record against ``entries``; True when it alerted (something new)."""
         sub = project.store.get(record["submissionId"])
         if sub is None or sub.get("status") == "Deleted Submission":
             return False
-        found = screening.screen(screening.subject_of(sub), project.aml.watchlist(), threshold)
+        found = screening.screen(screening.subject_of(sub), entries, threshold)
         ids = [m.entry.entry_id for m in found]
         known = worklist.seen.get(record["id"])
         worklist.seen[record["id"]] = sorted({*ids, *(known or [])})
@@ -355,6 +357,18 @@ def _watch_key(project: Project) -> list[Any]:
     project's own entries (the built-in list never changes)."""
     threshold = project.options.get("aml_threshold") or DEFAULT_MONITORING_THRESHOLD
     return [threshold, *(e.entry_id for e in project.aml.entries)]
+
+
+def _to_screen(
+    project: Project, old: list[Any] | None, key: list[Any]
+) -> tuple[screening.Entry, ...]:
+    """The entries a cycle must screen to find what is new: only those added since the last
+    cycle when the threshold is the same (each entry scores on its own, so the others'
+    results cannot have changed), else the whole watchlist."""
+    before = set(old[1:]) if old is not None and old[0] == key[0] else None
+    if before is None or not before <= set(key[1:]):
+        return project.aml.watchlist()
+    return tuple(e for e in project.aml.entries if e.entry_id not in before)
 
 
 _ENTRY_DEFAULTS = {"aliases": [], "birth_date": "", "details": "", "source": "project watchlist"}
