@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ADMIN, LiveServer
 from idv_mock import Service, ServiceConfig, cli, crypto, persistence
-from idv_mock.backend import events
+from idv_mock.backend import NotFound, events
 from idv_mock.clock import DEFAULT_START, iso, parse_iso, stamp
 from idv_mock.receiver import WebhookReceiver
 
@@ -426,3 +426,25 @@ def test_cli_shows_and_advances_a_running_servers_clock(
     assert "400 the clock only moves forward" in capsys.readouterr().err
     assert cli.main(["clock", "advance", "soon", *url]) == 2
     assert cli.main(["clock", "--url", "http://127.0.0.1:9", "--project", PID]) == 1
+
+
+# --- in-process faces ---
+def test_mock_takes_a_clock_mode_and_its_service_advances_it() -> None:
+    import idv_mock
+
+    with idv_mock.mock(seed_count=0, clock="frozen") as svc:
+        clock = svc.project_clock("default")
+        start = clock.now
+        first = svc.create_submission("default", {"userid": "u-mock"})["submission_id"]
+        assert clock.advance(days=1)["now"] == iso(start + timedelta(days=1))
+        svc.create_submission("default", {"userid": "u-mock"})
+        r = httpx.get(
+            "https://rest-api.argosidentity.com/v3/submission",
+            params={"userid": "u-mock"},
+            headers={"x-api-key": "mock-api-key"},
+        )
+        stamps = sorted(i["created_at"] for i in r.json()["Items"])
+        assert stamps == [stamp(start), stamp(start + timedelta(days=1))]
+        assert svc.stored_submission("default", first)["created_at"] == stamp(start)
+    with pytest.raises(NotFound, match="project nope not found"):
+        svc.project_clock("nope")
