@@ -44,8 +44,8 @@ class Mock:
     ``service``: serve this one instead of a fresh one (not closed at the end). Project
     options of the fresh one's default project: ``api_key``, ``admin``, ``seed_count``,
     ``random_seed``, ``clock`` (``tick``, ``wall`` or ``frozen``: its clock mode; advance it
-    with ``service.project_clock("default").advance(...)``). ``passthrough=False``: a call to any other URL raises
-    :class:`UnmockedRequestError` naming it. ``raise_app_exceptions=False``: an exception
+    with ``service.project_clock("default").advance(...)``). ``passthrough=False``: a call
+    to any other URL raises :class:`UnmockedRequestError` naming it. ``raise_app_exceptions=False``: an exception
     inside the app answers 500 instead of reaching the caller.
     """
 
