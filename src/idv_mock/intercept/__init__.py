@@ -45,8 +45,9 @@ class Mock:
     options of the fresh one's default project: ``api_key``, ``admin``, ``seed_count``,
     ``random_seed``, ``clock`` (``tick``, ``wall`` or ``frozen``: its clock mode; advance it
     with ``service.project_clock("default").advance(...)``). ``passthrough=False``: a call
-    to any other URL raises :class:`UnmockedRequestError` naming it. ``raise_app_exceptions=False``: an exception
-    inside the app answers 500 instead of reaching the caller.
+    to any other URL raises :class:`UnmockedRequestError` naming it.
+    ``raise_app_exceptions=False``: an exception inside the app answers 500 instead of
+    reaching the caller.
     """
 
     def __init__(
