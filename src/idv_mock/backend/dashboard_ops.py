@@ -37,6 +37,8 @@ class DashboardOperations:
 
         def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
 
+        def _catch_up(self, project: Project) -> list[dict[str, Any]]: ...
+
     # --- review ---
     def review(
         self, project: Project, sid: str, admin: str, changes: dict[str, str]
@@ -75,6 +77,7 @@ class DashboardOperations:
         script polls it and fetches the page again only then."""
         with self._lock:
             project = self.project(project_id)
+            self._catch_up(project)  # an open page is a touch: what fell due happens now
             stamp = f"{self.changes}.{len(project.store)}.{project.journal.counter}"
         count, attempts, settled = self.webhooks.tally(project_id)
         return f"{stamp}.{count}.{attempts}.{settled}"
