@@ -188,6 +188,20 @@ def test_token_expires_by_time_with_its_webhook_at_the_instant(
     assert len(payloads(receiver, "token_expired")) == 1  # nothing fires twice
 
 
+def test_nothing_fires_twice_however_the_time_is_cut(
+    admin: httpx.Client, receiver: WebhookReceiver, live: LiveServer
+) -> None:
+    make_project(admin, receiver, token_expiry_webhook=True)
+    first = now_of(admin)
+    opened(admin, {"token": "tok-c"})
+    steps = [advance(admin, {"seconds": s})["fired"] for s in (179, 1, 0, 1)]
+    expiry = {"at": iso(first + timedelta(seconds=180)), "what": "token_expiry"}
+    assert steps == [[], [{**expiry, "token": "tok-c", "webhooks": ["token_expired"]}], [], []]
+    assert advance(admin, {"to": clock(admin)["now"]})["fired"] == []  # to now: a no-op
+    settle(live)
+    assert len(payloads(receiver, "token_expired")) == 1
+
+
 def test_start_valid_until_is_judged_on_the_project_clock(admin: httpx.Client) -> None:
     make_project(admin)
     until = now_of(admin) + timedelta(hours=1)
