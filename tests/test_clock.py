@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from conftest import ADMIN, LiveServer
+from conftest import ADMIN, LiveServer, ServeProcess
 from idv_mock import Service, ServiceConfig, cli, crypto, persistence
 from idv_mock.backend import NotFound, events
 from idv_mock.clock import DEFAULT_START, iso, parse_iso, stamp
@@ -462,3 +462,19 @@ def test_mock_takes_a_clock_mode_and_its_service_advances_it() -> None:
         assert svc.stored_submission("default", first)["created_at"] == stamp(start)
     with pytest.raises(NotFound, match="project nope not found"):
         svc.project_clock("nope")
+
+
+@pytest.mark.live
+def test_a_restarted_serve_process_keeps_clock_and_due(tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    spec = {"project_id": PID, "api_key": KEY, "options": {"clock_mode": "frozen"}}
+    with ServeProcess("--seed-count", "1", "--state-file", str(state)) as server:
+        httpx.post(f"{server.base}/__admin/projects", json=spec).raise_for_status()
+        wl = {"id": "wl-p", "name": "p"}
+        httpx.post(f"{server.base}{CONTROL}/worklists", json=wl).raise_for_status()
+        httpx.post(f"{server.base}{CONTROL}/clock/advance", json={"seconds": 7200})
+        before = httpx.get(f"{server.base}{CONTROL}/clock").json()
+    with ServeProcess("--seed-count", "1", "--state-file", str(state)) as server:
+        assert httpx.get(f"{server.base}{CONTROL}/clock").json() == before
+        r = httpx.post(f"{server.base}{CONTROL}/clock/advance", json={"seconds": 86400})
+        assert [f["at"] for f in r.json()["fired"]] == [before["due"][0]["at"]]
