@@ -478,3 +478,21 @@ def test_a_restarted_serve_process_keeps_clock_and_due(tmp_path: Path) -> None:
         assert httpx.get(f"{server.base}{CONTROL}/clock").json() == before
         r = httpx.post(f"{server.base}{CONTROL}/clock/advance", json={"seconds": 86400})
         assert [f["at"] for f in r.json()["fired"]] == [before["due"][0]["at"]]
+
+
+def test_a_rule_that_cannot_run_says_why_and_the_advance_goes_on(admin: httpx.Client) -> None:
+    make_project(admin, incomplete_timeout_seconds=60)
+    policy = {"name": "short", "mode": "exclude", "fields": ["date_of_birth"]}
+    made = admin.post("/v3/projection", json=policy, headers={"x-api-key": KEY}).json()
+    inner = {"projectionName": "short", "selectedIssuingCountry": "KOR"}
+    step = opened(admin, {**inner, "selectedIdType": "passport"})
+    assert admin.post(step, data={"agree": "on"}).headers["location"].endswith("/document")
+    gone = admin.delete(f"/v3/projection/{made['projection_id']}", headers={"x-api-key": KEY})
+    assert gone.status_code == 200
+    start = now_of(admin)
+    done = advance(admin, {"seconds": 3600})
+    assert [(f["what"], f["error"]) for f in done["fired"]] == [
+        ("incomplete_timeout", "The projection could not be found.")
+    ]
+    assert done["now"] == iso(start + timedelta(hours=1))  # the advance went on to its end
+    assert advance(admin, {"seconds": 3600})["fired"] == []  # not run again

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from idv_mock import errors
-from idv_mock.backend.exceptions import InvalidInput
+from idv_mock.backend.exceptions import BackendError, InvalidInput
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Due
 from idv_mock.clock import iso, parse_instant, parse_iso
@@ -139,7 +139,11 @@ class TimeOperations:
         fired: list[dict[str, Any]] = []
         while (due := project.schedule.pop_due(until)) is not None:
             with project.clock.pinned(due.at):
-                sent = self._run(project, due)
+                try:
+                    sent = self._run(project, due)
+                except BackendError as exc:  # e.g. the link's projection was deleted since
+                    fired.append({**due.describe(), "webhooks": [], "error": str(exc)})
+                    continue
             fired.append({**due.describe(), "webhooks": sent})
         return fired
 
