@@ -496,3 +496,24 @@ def test_a_rule_that_cannot_run_says_why_and_the_advance_goes_on(admin: httpx.Cl
     ]
     assert done["now"] == iso(start + timedelta(hours=1))  # the advance went on to its end
     assert advance(admin, {"seconds": 3600})["fired"] == []  # not run again
+
+
+def test_the_watcher_runs_what_fell_due_on_a_ticking_clock_without_a_touch() -> None:
+    svc = Service(ServiceConfig(seed_count=0))
+    try:
+        spec = {"project_id": PID, "api_key": KEY, "options": {"monitoring_cycle_seconds": 2}}
+        svc.create_project(spec)
+        svc.create_worklist(PID, {"id": "wl-t", "name": "t"})
+        project = svc.project(PID)
+        (first,) = project.schedule.items
+        for _ in range(3):  # each creation stamps, so the tick clock moves past the cycle
+            svc.create_submission(PID)
+        assert project.schedule.items == [first]  # nobody looked: nothing ran yet
+        svc.watch_clocks(0.01)
+        deadline = time.monotonic() + 10
+        while project.schedule.items[0] is first:
+            assert time.monotonic() < deadline, "the watcher did not run the cycle"
+            time.sleep(0.01)
+        assert project.schedule.items[0].at == first.at + timedelta(seconds=2)
+    finally:
+        svc.close()

@@ -338,6 +338,7 @@ def serve(args: argparse.Namespace) -> int:
         allowed_webhook_hosts=tuple(args.allow_webhook_host),
     )
     service = Service(config)
+    service.watch_clocks()  # what falls due on a ticking or wall clock happens on time
     if args.scenario:
         from idv_mock import scenarios
 

@@ -166,7 +166,10 @@ class Service(
         return self.save_health.refusal()
 
     def close(self) -> None:
-        """Stop webhook delivery threads (deliveries in flight are abandoned)."""
+        """Stop webhook delivery threads (deliveries in flight are abandoned) and the clock
+        watcher, if any."""
+        if self._clock_watch is not None:
+            self._clock_watch.set()
         self.webhooks.close()
 
     # --- projects ---

@@ -156,6 +156,27 @@ class TimeOperations:
 
     _RULES: ClassVar[dict[str, Rule]] = {}  # Service's table: each rule lives with its part
 
+    # --- time passing on its own ---
+    def watch_clocks(self, interval: float = 1.0) -> threading.Event:
+        """Run what falls due on ``tick`` and ``wall`` clocks every ``interval`` seconds,
+        without waiting for a touch (``idv-mock serve`` does: a webhook due in 3 minutes
+        goes out then). Answers the event that stops the watcher (``Service.close`` sets
+        the one it is given via ``_clock_watch``)."""
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.wait(interval):
+                with self._lock:
+                    for project in list(self.projects.values()):
+                        if project.clock.mode != "frozen":
+                            self._catch_up(project)
+
+        threading.Thread(target=watch, daemon=True, name="idv-clock-watch").start()
+        self._clock_watch = stop
+        return stop
+
+    _clock_watch: threading.Event | None = None
+
     # --- webhook retries on a frozen clock ---
     def webhook_pause(self, delivery: Delivery, seconds: float) -> None:
         """The delivery thread's pause before a retry: real time, except on a ``frozen``
