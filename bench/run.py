@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import benchstate  # noqa: E402
+import clock  # noqa: E402
 import inprocess  # noqa: E402
 import interception  # noqa: E402
 import lifecycle  # noqa: E402
@@ -38,7 +39,10 @@ import scale  # noqa: E402
 import startup  # noqa: E402
 import throughput  # noqa: E402
 
-PARTS = ("throughput", "inprocess", "lifecycle", "scale", "interception", "restart", "startup")
+PARTS = (
+    *("throughput", "inprocess", "lifecycle", "scale", "interception", "restart", "startup"),
+    "clock",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +176,7 @@ RUNNERS = {
     "interception": interception.part,
     "restart": restart.part,
     "startup": startup.part,
+    "clock": clock.part,
 }
 
 

@@ -329,3 +329,24 @@ def test_a_secure_projects_pages_show_plaintext(ui: httpx.Client, service: Servi
     detail = ui.get(f"{UI}/submissions/{sid}", params={"project": "sec"})
     assert detail.status_code == 200 and "u-sec" in detail.text
     assert ROW.findall(ui.get(f"{UI}/submissions").text) == [sid]  # links stay in "sec"
+
+
+def test_the_clock_page_shows_what_is_due_and_advances(ui: httpx.Client, service: Service) -> None:
+    service.update_project("default", {"options": {"clock_mode": "frozen"}})
+    service.create_worklist("default", {"id": "wl-d", "name": "daily"})
+    now = service.clock_of("default")["now"]
+    due = service.clock_of("default")["due"][0]["at"]
+    page = ui.get(f"{UI}/clock").text
+    assert f"Now: <code>{now}</code> (frozen)" in page
+    assert f"<td><code>{due}</code></td><td>monitoring_cycle</td>" in page
+    done = ui.post(f"{UI}/clock", data={"amount": "36", "unit": "hours"})
+    assert done.status_code == 303
+    after = service.clock_of("default")
+    assert after["due"][0]["at"] > due  # the cycle ran and the next one is due
+    assert "1 due item(s) ran" in ui.get(done.headers["location"]).text
+    back = ui.post(f"{UI}/clock", data={"to": "2020-01-01T00:00:00Z"})
+    assert back.status_code == 400
+    assert "the clock only moves forward" in back.text
+    assert ui.post(f"{UI}/clock", data={"amount": "-1", "unit": "hours"}).status_code == 400
+    assert ui.post(f"{UI}/clock", data={"amount": "1", "unit": "years"}).status_code == 400
+    assert service.clock_of("default") == after  # refusals change nothing

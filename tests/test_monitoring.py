@@ -201,19 +201,19 @@ def check_record(record: dict[str, Any], expected: dict[str, Any], start: dateti
 
 def test_record_fields(client: TestClient, service: Service, wid: str) -> None:
     sid = approved(service)
-    start = service.clock.peek()
+    start = service.project("default").clock.peek()
     rid = registered(client, sid)
     r = client.get(f"{URL}/{wid}/{rid}")
     assert r.status_code == 200, r.text
     record = r.json()
     check_record(record, expected_record(service, sid, rid), start)
-    assert parse_iso(record["updateTime"]) <= service.clock.peek()
+    assert parse_iso(record["updateTime"]) <= service.project("default").clock.peek()
     assert (record["status"], record["openCount"]) == ("screenedNoMatches", 0)
 
 
 def test_watchlist_record(client: TestClient, service: Service, wid: str) -> None:
     sid = watchlist_person(client)
-    start = service.clock.peek()
+    start = service.project("default").clock.peek()
     rid = registered(client, sid)
     record = client.get(f"{URL}/{wid}/{rid}").json()
     expected = expected_record(service, sid, rid)
@@ -417,7 +417,7 @@ def secure_project(client: TestClient, service: Service) -> tuple[str, str]:
 
 
 def test_get_encrypted(client: TestClient, service: Service) -> None:
-    start = service.clock.peek()
+    start = service.project("default").clock.peek()
     sid, rid = secure_project(client, service)
     r = client.get(f"{URL}/wl-sec/{rid}", headers={"x-api-key": "sec-key"})
     assert r.status_code == 200, r.text

@@ -264,3 +264,40 @@ def test_the_receiver_decrypts_with_the_projects_key_derivation(pytester: pytest
         """
     )
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+CLOCKED = """
+from datetime import timedelta
+
+import pytest
+
+def test_option_sets_every_projects_clock(idv_service, idv_project):
+    assert idv_service.project_clock("default").mode == "{mode}"
+    assert idv_project.clock.mode == "{mode}"
+
+@pytest.mark.idv_mock(clock="tick")
+def test_marker_wins_over_the_option(idv_server, idv_project):
+    assert idv_server.clock.mode == "tick"
+    assert idv_project.clock.mode == "tick"
+
+def test_advance_moves_only_that_project(idv_server, idv_project):
+    start, other = idv_project.clock.now, idv_server.clock.now
+    done = idv_project.clock.advance(days=1, hours=2, minutes=3, seconds=4)
+    assert idv_project.clock.now == start + timedelta(days=1, hours=2, minutes=3, seconds=4)
+    assert done["fired"] == []
+    assert idv_server.clock.now == other
+"""
+
+
+@pytest.mark.parametrize("mode", ["frozen", "wall"])
+def test_the_clock_option_and_marker(pytester: pytest.Pytester, mode: str) -> None:
+    pytester.makepyfile(CLOCKED.replace("{mode}", mode))
+    outcome = pytester.runpytest_subprocess("--idv-mock-clock", mode)
+    outcome.assert_outcomes(passed=3)
+
+
+def test_a_bad_clock_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(idv_service):\n    pass\n")
+    result = pytester.runpytest_subprocess("--idv-mock-clock", "sundial")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*'sundial' is not tick, wall or frozen*"])

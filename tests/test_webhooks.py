@@ -562,10 +562,10 @@ def test_delete_with_admin_name_sends_delete(
     service: Service, client: TestClient, hook: WebhookReceiver, id_name: str
 ) -> None:
     sid = some_submission(service)["submission_id"]
-    before = service.clock.peek()
+    before = service.project("default").clock.peek()
     r = client.delete("/v3/submission", params={id_name: sid, "admin_name": "auditor@example.com"})
     assert r.status_code == 200
-    when = service.clock.peek()
+    when = service.project("default").clock.peek()
     assert when > before
     assert service.stored_submission("default", sid)["status"] == "Deleted Submission"
     (item,) = hook.wait_for(1)

@@ -11,7 +11,8 @@ Options (command line > environment > ini > default): ``--idv-mock-seed-count``
 (``IDV_MOCK_SEED_COUNT``, ini ``idv_mock_seed_count``, 50), ``--idv-mock-random-seed``
 (``IDV_MOCK_RANDOM_SEED``, ``idv_mock_random_seed``, 0), ``--idv-mock-host``
 (``IDV_MOCK_HOST``, ``idv_mock_host``, 127.0.0.1), ``--idv-mock-port``
-(``IDV_MOCK_PORT``, ``idv_mock_port``, 0 = a free port).
+(``IDV_MOCK_PORT``, ``idv_mock_port``, 0 = a free port), ``--idv-mock-clock``
+(``IDV_MOCK_CLOCK``, ``idv_mock_clock``, tick: the clock mode of every project).
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ OPTIONS = {
     "random_seed": ("0", "seed of the fake data"),
     "host": ("127.0.0.1", "address of the idv_server fixture's server"),
     "port": ("0", "port of the idv_server fixture's server (0: a free port)"),
+    "clock": ("tick", 'the projects\' clock mode: tick, wall or frozen (README "Time")'),
 }
 MARKERS = (
     "idv_scenario(name_or_path): load a scenario's `given` state before the test "
     "(a file, or a built-in name, as `idv-mock serve --scenario` reads it)",
-    "idv_mock(seed_count=None, random_seed=None, api_key=None, admins=None, options=None): "
-    "this test's default project, different from the session's",
+    "idv_mock(seed_count=None, random_seed=None, api_key=None, admins=None, options=None, "
+    "clock=None): this test's default project, different from the session's "
+    "(clock: tick, wall or frozen)",
 )
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from idv_mock import Service, ServiceConfig
+    from idv_mock.backend.time_service import ProjectClock
 
 IN_PROCESS_BASE_URL = "http://idv-mock/v3"
 # marker arguments that need a service of their own (the others change the shared one)
@@ -109,8 +110,16 @@ def idv_service_config(pytestconfig: pytest.Config) -> ServiceConfig:
     return ServiceConfig(
         seed_count=int(_option(pytestconfig, "seed_count")),
         random_seed=int(_option(pytestconfig, "random_seed")),
+        clock_mode=_clock_mode(pytestconfig),
         webhook_backoff=(0.1, 0.2),
     )
+
+
+def _clock_mode(config: pytest.Config) -> str:
+    mode = _option(config, "clock")
+    if mode not in ("tick", "wall", "frozen"):
+        raise pytest.UsageError(f"idv-mock clock: {mode!r} is not tick, wall or frozen")
+    return mode
 
 
 @pytest.fixture(scope="session")
@@ -130,6 +139,9 @@ def idv_service(
     marker = request.node.get_closest_marker("idv_mock")
     wanted: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     options = wanted.pop("options", None)
+    clock = wanted.pop("clock", None)
+    if clock is not None:
+        options = {**(options or {}), "clock_mode": clock}
     own = {k: wanted.pop(k) for k in OWN_SERVICE if k in wanted}
     if wanted:
         raise pytest.UsageError(f"idv_mock marker: unknown arguments {sorted(wanted)}")
@@ -192,6 +204,11 @@ class IdvServer:
     @property
     def admin(self) -> str:
         return self.service.project(self.project_id).admins[0]
+
+    @property
+    def clock(self) -> ProjectClock:
+        """The project's clock: ``.now``, ``.due``, ``.advance(hours=3)`` (README "Time")."""
+        return self.service.project_clock(self.project_id)
 
     def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
         """Recorded API calls of the project (path is a glob, e.g. ``/v3/submission*``)."""
@@ -297,11 +314,14 @@ def idv_project(_idv_live: IdvServer, request: pytest.FixtureRequest) -> IdvServ
     if any(name in request.fixturenames for name in RESETTING):
         request.getfixturevalue("idv_service")  # reset first, so it cannot remove this project
     token = uuid.uuid4().hex[:12]
-    spec = {
+    spec: dict[str, Any] = {
         "project_id": f"test-{token}",
         "api_key": f"key-{token}",
         "admins": ["admin@example.com"],
     }
+    marker = request.node.get_closest_marker("idv_mock")
+    if marker is not None and marker.kwargs.get("clock"):  # its own clock takes the mode
+        spec["options"] = {"clock_mode": marker.kwargs["clock"]}
     project = _idv_live.service.create_project(spec)
     return IdvServer(_idv_live.host, _idv_live.port, _idv_live.service, project.project_id)
 

@@ -48,9 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--clock",
-        choices=("tick", "wall"),
+        choices=("tick", "wall", "frozen"),
         default="tick",
-        help="tick: deterministic time that moves 1 s per read (default); wall: real time",
+        help="every project's clock unless its option clock_mode says otherwise: tick: "
+        "deterministic time that moves 1 s per read (default); wall: real time; frozen: "
+        "moves only when advanced (idv-mock clock advance)",
     )
     serve.add_argument(
         "--webhook-url", default=None, help="the default project's webhook URL (none)"
@@ -172,6 +174,23 @@ def build_parser() -> argparse.ArgumentParser:
     scenario_run.add_argument(
         "--reset", action="store_true", help="POST /__admin/reset on the live server first"
     )
+    clock_cmd = sub.add_parser(
+        "clock", help='a running server\'s project clock: show it, or advance it (README "Time")'
+    )
+    clock_cmd.add_argument("action", nargs="?", choices=("show", "advance"), default="show")
+    clock_cmd.add_argument(
+        "duration", nargs="?", default=None, help="how far: 90, 90s, 15m, 3h, 2d or 1w"
+    )
+    clock_cmd.add_argument("--to", default=None, help="advance to this ISO 8601 instant")
+    clock_cmd.add_argument(
+        "--url", default="http://127.0.0.1:8080", help="the server (http://127.0.0.1:8080)"
+    )
+    clock_cmd.add_argument("--project", default="default", help="the project id (default)")
+    clock_cmd.add_argument(
+        "--admin-token",
+        default=os.environ.get("IDV_MOCK_ADMIN_TOKEN"),
+        help="the server's admin token, when it has one (env IDV_MOCK_ADMIN_TOKEN)",
+    )
     openapi_cmd = sub.add_parser("openapi", help="print the OpenAPI document (JSON)")
     openapi_cmd.add_argument(
         "--openapi-version", choices=("3.1", "3.0"), default="3.1", help="(3.1)"
@@ -204,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args.host, args.port, args.api_key)
     if args.command == "scenario":
         return run_scenario(args)
+    if args.command == "clock":
+        return run_clock(args)
     return run_crypto(args)
 
 
@@ -226,6 +247,56 @@ def run_scenario(args: argparse.Namespace) -> int:
     failed = sum(not r.passed for r in results)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _seconds(text: str) -> float | None:
+    """``90``, ``90s``, ``15m``, ``3h``, ``2d``, ``1w`` in seconds; None if it is none of them."""
+    unit = UNITS.get(text[-1:].lower(), 0)
+    number = text[:-1] if unit else text
+    try:
+        value = float(number) * (unit or 1)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+def run_clock(args: argparse.Namespace) -> int:
+    """``idv-mock clock``: show a project's clock, or advance it, over the control API."""
+    import httpx
+
+    base = f"{args.url.rstrip('/')}/__admin/projects/{args.project}/clock"
+    headers = {"x-idv-mock-admin-token": args.admin_token} if args.admin_token else {}
+    if args.action == "advance":
+        seconds = _seconds(args.duration) if args.duration else None
+        if (seconds is None) == (args.to is None):
+            print(
+                "idv-mock clock advance: give a duration (90s, 15m, 3h, 2d) or --to ISO",
+                file=sys.stderr,
+            )
+            return 2
+        body = {"to": args.to} if args.to else {"seconds": seconds}
+    try:
+        if args.action == "advance":
+            response = httpx.post(base + "/advance", json=body, headers=headers)
+        else:
+            response = httpx.get(base, headers=headers)
+    except httpx.HTTPError as exc:
+        print(f"idv-mock clock: {args.url}: {exc}", file=sys.stderr)
+        return 1
+    found = response.json() if response.content else {}
+    if response.status_code != 200:
+        print(f"idv-mock clock: {response.status_code} {found.get('message', '')}", file=sys.stderr)
+        return 1
+    print(f"now:  {found['now']} ({found['mode']})")
+    title, items = ("fired", found["fired"]) if "fired" in found else ("due", found["due"])
+    print(f"{title}: {len(items)}")
+    for item in items:
+        detail = " ".join(f"{k}={v}" for k, v in item.items() if k not in ("at", "what"))
+        print(f"  {item['at']}  {item['what']}  {detail}".rstrip())
+    return 0
 
 
 def run_crypto(args: argparse.Namespace) -> int:
@@ -277,6 +348,7 @@ def serve(args: argparse.Namespace) -> int:
         allowed_webhook_hosts=tuple(args.allow_webhook_host),
     )
     service = Service(config)
+    service.watch_clocks()  # what falls due on a ticking or wall clock happens on time
     if args.scenario:
         from idv_mock import scenarios
 

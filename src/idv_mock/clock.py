@@ -1,18 +1,28 @@
-"""The backend's own clock.
+"""The mock's clocks: one per project, and the server's own.
 
-Every timestamp the mock writes comes from here, so the same ``--random-seed`` gives
-byte-identical responses: in ``tick`` mode (the default) time starts at a fixed instant and
-moves forward by a fixed step each time it is read; ``wall`` mode follows real time.
+Every timestamp the mock writes comes from a clock, so the same ``--random-seed`` gives
+byte-identical responses. Modes: ``tick`` (the default) starts at a fixed instant and moves
+forward by a fixed step each time it is read; ``wall`` follows real time (plus whatever a
+test advanced it by); ``frozen`` stands still until advanced. Every mode can be advanced,
+and only forward: a test moves a project's time to make what the vendor does later happen
+now (``backend/schedule.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 DEFAULT_START = datetime(2026, 1, 1, 9, 0, 0, tzinfo=timezone.utc)
+MODES = ("tick", "wall", "frozen")
+
+
+def _real() -> datetime:
+    return datetime.fromtimestamp(time.time(), tz=timezone.utc)
 
 
 @dataclass(slots=True)
@@ -20,25 +30,75 @@ class Clock:
     mode: str = "tick"
     current: datetime = DEFAULT_START
     step_ms: int = 1000
+    offset: timedelta = timedelta(0)  # wall mode: how far advances moved it past real time
+    pin: datetime | None = None  # while a due rule runs: every reading is its instant
 
     def now(self) -> datetime:
+        if self.pin is not None:
+            return self.pin
         if self.mode == "wall":
-            return datetime.fromtimestamp(time.time(), tz=timezone.utc)
-        self.current += timedelta(milliseconds=self.step_ms)
+            return _real() + self.offset
+        if self.mode == "tick":
+            self.current += timedelta(milliseconds=self.step_ms)
         return self.current
 
     def peek(self) -> datetime:
         """The current time without advancing a ticking clock."""
+        if self.pin is not None:
+            return self.pin
         if self.mode == "wall":
-            return datetime.fromtimestamp(time.time(), tz=timezone.utc)
+            return _real() + self.offset
         return self.current
 
+    def advance_to(self, moment: datetime) -> None:
+        """Move forward to ``moment`` (the caller checked it is not in the past)."""
+        if self.mode == "wall":
+            self.offset += moment - self.peek()
+        else:
+            self.current = moment
+
+    def set_mode(self, mode: str) -> None:
+        """Change mode without time going back: a wall clock switched to ``frozen`` stays
+        where it was; a clock ahead of real time switched to ``wall`` keeps its lead."""
+        if mode == self.mode:
+            return
+        here = self.peek()
+        self.mode = mode
+        if mode == "wall":
+            self.offset = max(timedelta(0), here - _real())
+        else:
+            self.current = here
+
+    @contextlib.contextmanager
+    def pinned(self, moment: datetime) -> Iterator[None]:
+        """Every reading inside is ``moment``: a rule due at T stamps T, not T plus ticks."""
+        before = self.pin
+        self.pin = moment
+        try:
+            yield
+        finally:
+            self.pin = before
+
+    def copy(self, mode: str | None = None) -> Clock:
+        fresh = Clock(self.mode, self.peek(), self.step_ms, self.offset)
+        if mode is not None:
+            fresh.set_mode(mode)
+        return fresh
+
     def export(self) -> dict[str, Any]:
-        return {"mode": self.mode, "now": iso(self.current), "step_ms": self.step_ms}
+        doc: dict[str, Any] = {"mode": self.mode, "now": iso(self.peek()), "step_ms": self.step_ms}
+        if self.offset:
+            doc["offset_ms"] = int(self.offset / timedelta(milliseconds=1))
+        return doc
 
     @classmethod
     def restore(cls, state: dict[str, Any]) -> Clock:
-        return cls(state["mode"], parse_iso(state["now"]), int(state.get("step_ms", 1000)))
+        offset = timedelta(milliseconds=int(state.get("offset_ms", 0)))
+        mode = state["mode"]
+        clock = cls(mode, parse_iso(state["now"]), int(state.get("step_ms", 1000)), offset)
+        if mode == "wall" and clock.peek() < clock.current:  # never behind what was saved
+            clock.offset += clock.current - clock.peek()
+        return clock
 
 
 _STAMP_SEPARATORS = str.maketrans("T:.", "---")
@@ -57,3 +117,19 @@ def iso(moment: datetime) -> str:
 
 def parse_iso(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+
+
+def parse_instant(text: str) -> datetime | None:
+    """Any ISO 8601 instant (``Z``, an offset, or none: UTC); None when it is not one."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    if moment.year < 1970:  # far outside any test's reach
+        return None
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:  # 9999-12-31T23:00:00-14:00 is past what a datetime holds
+        return None

@@ -460,3 +460,10 @@ MIGRATION = Family(
         for e in GET_SUBMISSION.entries
     ),
 )
+
+
+# The control API's clock calls (README "Time")
+CLOCK_ADVANCE_BODY = 'the body is {"seconds": <number of seconds, 0 or more>} or {"to": <ISO 8601>}'
+CLOCK_BAD_TO = "to must be an ISO 8601 instant, such as 2026-01-02T09:00:00Z"
+CLOCK_BACKWARDS = "the clock only moves forward: {} is before the project's now, {}"
+CLOCK_TOO_FAR = "the clock goes no further than 9000-01-01T00:00:00Z"

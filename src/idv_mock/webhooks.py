@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -173,6 +173,10 @@ class WebhookDispatcher:
         self._threads: list[threading.Thread] = []
         self._counter = 0
         self._closed = False
+        # the wait before a retry; the service makes a frozen project's wait on its clock
+        self.pause: Callable[[Delivery, float], None] = lambda _delivery, seconds: time.sleep(
+            seconds
+        )
 
     def send(
         self, project_id: str, url: str, event: str, payload: dict[str, Any], body: dict[str, Any]
@@ -250,7 +254,7 @@ class WebhookDispatcher:
         headers = {"content-type": "application/json", EVENT_HEADER: delivery.event}
         for n in range(len(self.backoff) + 1):
             if n:
-                time.sleep(self.backoff[n - 1])
+                self.pause(delivery, self.backoff[n - 1])
             if delivery.status == "cancelled":
                 return
             target: Target | OSError

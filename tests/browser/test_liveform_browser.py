@@ -8,7 +8,7 @@ is sent back, and what the integrator's backend receives (webhooks, the submissi
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -177,7 +177,7 @@ def test_expired_token(page: Any, shot: Shot, idv_server: Any) -> None:
     url = idv_server.liveform_url(userid="u-token", token="tok-expiring")
     page.goto(url)
     assert current_step(page) == "consent"
-    idv_server.service.clock.current += timedelta(minutes=4)  # the mock clock, not a wait
+    idv_server.clock.advance(minutes=4)  # the project's clock, not a wait
     page.goto(url)
     assert urlsplit(page.url).path == "/error-page/expired-token"
     assert page.get_by_test_id("error-code").inner_text() == "TK-10001"
@@ -186,7 +186,7 @@ def test_expired_token(page: Any, shot: Shot, idv_server: Any) -> None:
 
 def test_expired_start_valid_until(page: Any, shot: Shot, idv_server: Any) -> None:
     returning(idv_server)
-    past = (datetime.now(timezone.utc) - timedelta(minutes=5)).isoformat()
+    past = (idv_server.clock.now - timedelta(minutes=5)).isoformat()  # the project's time
     page.goto(idv_server.liveform_url(userid="u-late", startValidUntil=past))
     assert urlsplit(page.url).path == "/error-page/expired-start-valid-until"
     assert page.get_by_test_id("error-message").inner_text() == EXPIRED_TEXT

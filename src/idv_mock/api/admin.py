@@ -313,6 +313,12 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "POST": _call(_set_active(False)),
     },
     "/__admin/projects/{project_id}/submissions/{submission_id}": {"GET": get_submission},
+    "/__admin/projects/{project_id}/clock": {
+        "GET": _call(lambda r, b: service_of(r).clock_of(_pid(r))),
+    },
+    "/__admin/projects/{project_id}/clock/advance": {
+        "POST": _call(lambda r, b: service_of(r).advance_clock(_pid(r), b)),
+    },
     "/__admin/projects/{project_id}/faults": {
         "GET": list_faults,
         "POST": add_fault,

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from idv_mock.api.faults import rule_response
 from idv_mock.api.http import parse_json, path_of, project_of, says_body, service_of
 from idv_mock.api.limits import MAX_BODY, too_large
-from idv_mock.backend import Project
+from idv_mock.backend import Project, Service
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.errors import GENERIC, RATE_LIMIT, Family
 
@@ -92,7 +92,20 @@ def _faulted(project: Project | None, has_body: bool) -> bool:
     return project is not None and bool(project.faults.rules)
 
 
+def _due(project: Project | None, has_body: bool) -> bool:
+    return project is not None and Service.is_due(project)
+
+
+async def _run_due(request: Request, family: Family) -> Response | None:
+    """What fell due on the project's clock happens before the call sees the state."""
+    project = project_of(request)
+    if project is not None:
+        service_of(request).run_due(project)
+    return None
+
+
 STEPS: tuple[Step, ...] = (
+    Step("due rules", _due, _run_due),
     Step("body size", _bodied, _body_size),
     Step("rate limit", _limited, _rate_limit),
     Step("fault rules", _faulted, _fault_rules),

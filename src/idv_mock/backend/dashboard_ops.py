@@ -37,6 +37,8 @@ class DashboardOperations:
 
         def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
 
+        def _catch_up(self, project: Project) -> list[dict[str, Any]]: ...
+
     # --- review ---
     def review(
         self, project: Project, sid: str, admin: str, changes: dict[str, str]
@@ -68,6 +70,7 @@ class DashboardOperations:
         script polls it and fetches the page again only then."""
         with self._lock:
             project = self.project(project_id)
+            self._catch_up(project)  # an open page is a touch: what fell due happens now
             stamp = f"{self.changes}.{len(project.store)}.{project.journal.counter}"
         count, attempts, settled = self.webhooks.tally(project_id)
         return f"{stamp}.{count}.{attempts}.{settled}"
@@ -108,10 +111,12 @@ class DashboardOperations:
     def delete_worklist(self, project_id: str, wid: str) -> dict[str, Any]:
         """Remove a worklist and its records (the API then answers it as unknown)."""
         with self._lock:
-            monitoring = self.project(project_id).monitoring
+            project = self.project(project_id)
+            monitoring = project.monitoring
             described = monitoring.get(wid).describe()
             self.changes += 1
             del monitoring.worklists[wid]
+            project.schedule.remove("monitoring_cycle", worklist_id=wid)
             return described
 
     def resend_delivery(self, project_id: str, delivery_id: str) -> dict[str, Any]:

@@ -255,11 +255,13 @@ class TokenUse:
     expiry_sent: bool = False
 
 
-def token_expiry(use: TokenUse | None, now: datetime) -> str | None:
+def token_expiry(
+    use: TokenUse | None, now: datetime, lifetime: timedelta = TOKEN_LIFETIME
+) -> str | None:
     """``time`` or ``count`` when the token has expired (time wins), else None."""
     if use is None:
         return None
-    if now - use.first_used > TOKEN_LIFETIME:
+    if now - use.first_used >= lifetime:
         return "time"
     return "count" if use.submission_id else None
 

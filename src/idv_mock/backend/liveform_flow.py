@@ -35,6 +35,7 @@ DOCUMENT_FIELDS = (
 )
 DATE_FIELDS = ("date_of_birth", "idcard_issueDate", "idcard_expireDate")
 REQUIRED_FIELDS = ("full_name", "date_of_birth", "documentNumber")
+TIMEOUT_TEXT = "The verification was not completed in time."  # option incomplete_timeout_seconds
 DUPLICATE_TEXT = "The user has already submitted a verification."  # rejectDuplicateUser=true
 MAX_SESSIONS = 1000  # oldest dropped: a long demo cannot grow the state without end
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

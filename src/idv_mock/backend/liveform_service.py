@@ -14,7 +14,7 @@ import secrets
 import threading
 import uuid
 from collections.abc import Callable, Container, Iterable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from idv_mock import crypto, schemas
@@ -24,7 +24,7 @@ from idv_mock.backend.liveform import Link, Refused, TokenUse
 from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock, iso, stamp
+from idv_mock.clock import Clock, iso, parse_instant, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 
 Submission = dict[str, Any]
@@ -48,6 +48,8 @@ class LiveformOperations:
         def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
 
         def fresh_uuid(self, taken: Container[str]) -> str: ...
+
+        def _catch_up(self, project: Project) -> list[dict[str, Any]]: ...
 
         def _create_checked(
             self,
@@ -75,6 +77,7 @@ class LiveformOperations:
         ``ip``: the applicant's address (the ``ipAddress`` of the form's webhooks)."""
         with self._lock:
             project = self._form_project(project_id)
+            self._catch_up(project)
             link = self._read_link(project, pairs)
             self._check_token(project, link)
             self._form_policy(project, link)
@@ -120,6 +123,9 @@ class LiveformOperations:
             session = self._session(session_id)
             if session.step == step and step in self._STEP_HANDLERS:
                 project = self._form_project(session.project_id)
+                self._catch_up(project)
+                if session.step != step:  # the form timed out meanwhile
+                    return copy.deepcopy(session)
                 self._STEP_HANDLERS[step](self, project, session, form)
             return copy.deepcopy(session)
 
@@ -136,6 +142,7 @@ class LiveformOperations:
             project = self.project(project_id)
             if outcome not in liveform_flow.OUTCOMES:
                 raise InvalidInput("outcome must be approved, rejected or pending")
+            self._catch_up(project)
             link = self._read_link(project, [("encrypted", token)])
             self._check_token(project, link)
             return self._hosted_create(project, link, outcome, overrides or {})
@@ -149,7 +156,7 @@ class LiveformOperations:
 
     def _read_link(self, project: Project, pairs: Iterable[tuple[str, str]]) -> Link:
         only = bool(project.options.get("liveform_encrypted_only"))
-        now = datetime.now(timezone.utc)  # startValidUntil is a real instant (README)
+        now = project.clock.peek()  # the project's time (wall: real time plus any advance)
         decrypt = self._decryptor(project)
         return liveform.read_link(project.project_id, pairs, decrypt, encrypted_only=only, now=now)
 
@@ -223,24 +230,67 @@ class LiveformOperations:
             raise Refused("unregistered-token", known=link.returned())
         key = (project.project_id, token)
         use = self.forms.tokens.get(key)
-        condition = liveform.token_expiry(use, self.clock.peek())
+        lifetime = self._token_lifetime(project)
+        now = project.clock.peek()
+        condition = liveform.token_expiry(use, now, lifetime)
         if use is not None and condition is not None:
-            self._token_expired(project, token, use, condition)
+            at = use.first_used + lifetime if condition == "time" else now
+            self._token_expired(project, token, use, condition, at)
             raise Refused("expired-token", known=link.returned())
 
     def _first_use(self, project: Project, link: Link) -> None:
-        """The token's clock starts when its link is first opened."""
+        """The token's clock starts when its link is first opened; its expiry falls due
+        ``token_expiry_seconds`` later."""
         token = link.get("token")
         if token and (project.project_id, token) not in self.forms.tokens:
-            self.forms.tokens[(project.project_id, token)] = TokenUse(self.clock.now())
+            use = self.forms.tokens[(project.project_id, token)] = TokenUse(project.clock.now())
+            at = use.first_used + self._token_lifetime(project)
+            project.schedule.add(at, "token_expiry", {"token": token})
 
-    def _token_expired(self, project: Project, token: str, use: TokenUse, condition: str) -> None:
+    @staticmethod
+    def _token_lifetime(project: Project) -> timedelta:
+        return timedelta(seconds=project.seconds("token_expiry_seconds"))
+
+    def _token_expired(
+        self, project: Project, token: str, use: TokenUse, condition: str, at: datetime
+    ) -> list[str]:
+        """The token's one ``token_expired`` (option ``token_expiry_webhook``), at ``at``:
+        the instant it expired by time, or when it was found used."""
+        project.schedule.remove("token_expiry", token=token)  # found before it fell due
         if use.expiry_sent or not project.options.get("token_expiry_webhook"):
-            return
+            return []
         use.expiry_sent = True
-        expected = use.first_used + liveform.TOKEN_LIFETIME
-        at = iso(expected if condition == "time" else self.clock.peek())
-        self._fire(project, [events.token_expired_event(token, condition, at)])
+        self._fire(project, [events.token_expired_event(token, condition, iso(at))])
+        return ["token_expired"]
+
+    def _expire_token(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
+        """The rule ``token_expiry``: the token's lifetime ended at ``at``."""
+        token = str(detail["token"])
+        key = (project.project_id, token)
+        use = self.forms.tokens.get(key)
+        if use is None:  # a restart forgot the use, not the expiry
+            use = self.forms.tokens[key] = TokenUse(at - self._token_lifetime(project))
+        return self._token_expired(project, token, use, "time", at)
+
+    def _time_out_form(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
+        """The rule ``incomplete_timeout``: a form nobody finished turns ``rejected``
+        (``commentCode`` ``timeout``), sending ``rejected`` only."""
+        sid = str(detail["submission_id"])
+        session = self.forms.sessions.get(str(detail.get("session_id", "")))
+        if sid in project.store or (session is not None and session.step == "done"):
+            return []
+        link = session.link if session else Link(project.project_id, values=detail.get("link", {}))
+        overrides = liveform_flow.submission_overrides(session) if session else {}
+        overrides["submission_id"] = sid
+        # it came into being when the document step began, and was decided now
+        began = parse_instant(str(detail.get("created_at", ""))) or at
+        overrides.update(created_at=stamp(began), kyc_result_at=stamp(at), updated_at=stamp(at))
+        kyc = {"comment": [liveform_flow.TIMEOUT_TEXT], "commentCode": ["timeout"]}
+        overrides["kyc"] = {**kyc, "retry": []}
+        sub = self._hosted_create(project, link, "rejected", overrides, only="rejected")
+        if session is not None:
+            session.step, session.kyc_status = "done", str(sub["kyc"]["result"])
+        return ["rejected"] if project.options.get("webhook_url") else []
 
     # --- the flow's steps ---
     def _consent(self, project: Project, session: Session, form: dict[str, str]) -> None:
@@ -286,6 +336,7 @@ class LiveformOperations:
             outcome, reason, session.retries, session.retry_code
         )
         sub = self._hosted_create(project, session.link, outcome, overrides)
+        project.schedule.remove("incomplete_timeout", submission_id=session.submission_id)
         session.kyc_status = str(sub["kyc"]["result"])
         session.step = "done"
 
@@ -310,8 +361,15 @@ class LiveformOperations:
         """Reserve the submission's id, fill the sample document, send ``created``."""
         reserved = {s.submission_id for s in self.forms.sessions.values()}
         session.submission_id = self.fresh_uuid(_Either(project.store.blobs, reserved))
-        identity = self.factory.identity(self.clock.now(), {"nationality": session.country})
+        now = project.clock.now()
+        identity = self.factory.identity(now, {"nationality": session.country})
         session.document = liveform_flow.prefill(identity)
+        at = now + timedelta(seconds=project.seconds("incomplete_timeout_seconds"))
+        detail = {"submission_id": session.submission_id, "session_id": session.session_id}
+        detail["created_at"] = iso(now)
+        project.schedule.add(
+            at, "incomplete_timeout", {**detail, "link": dict(session.link.values)}
+        )
         self._fire_flow(project, session, "created")
 
     def _fire_flow(
@@ -338,10 +396,15 @@ class LiveformOperations:
 
     # --- the creation both paths share ---
     def _hosted_create(
-        self, project: Project, link: Link, outcome: str, overrides: dict[str, Any]
+        self,
+        project: Project,
+        link: Link,
+        outcome: str,
+        overrides: dict[str, Any],
+        only: str | None = None,
     ) -> Submission:
         """The submission the form completes: link metadata, policy switches, projection,
-        token; then ``submit`` and the result are sent."""
+        token; then ``submit`` and the result are sent (``only``: just that trigger)."""
         policy = self._form_policy(project, link)
         outcome, overrides = _duplicate_rule(project, link, outcome, overrides)
         merged = deep_merge(overrides, {"kyc": {"result": outcome}})
@@ -361,14 +424,15 @@ class LiveformOperations:
         sub = self._create_checked(project, merged, mirrored=mirrored)
         if token:
             use = self.forms.tokens.setdefault(
-                (project.project_id, token), TokenUse(self.clock.peek())
+                (project.project_id, token), TokenUse(project.clock.peek())
             )
             use.submission_id = sub["submission_id"]
         hidden = None
         if policy is not None:
             hidden = project.projections.applied[sub["submission_id"]] = list(policy.fields)
         style = str(project.options["projection_style"])
-        self._fire(project, events.creation_events(sub, hidden, style))
+        batch = events.creation_events(sub, hidden, style)
+        self._fire(project, [e for e in batch if only in (None, e.trigger)])
         return sub
 
 

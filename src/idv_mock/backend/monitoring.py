@@ -23,6 +23,11 @@ class Worklist:
     active: bool
     created_at: str
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # record id -> record
+    # what the search cycle compares: the (watchlist, threshold) last screened against, each
+    # record's matched entry ids (only new ones alert) and when it was registered
+    screened_key: list[Any] | None = None
+    seen: dict[str, list[str]] = field(default_factory=dict)
+    registered: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -61,7 +66,8 @@ class Monitoring:
 
     def export(self) -> list[dict[str, Any]]:
         return [
-            {**w.describe(), "records": list(w.records.values())} for w in self.worklists.values()
+            {**w.describe(), "records": list(w.records.values()), "screening": _screening(w)}
+            for w in self.worklists.values()
         ]
 
     @classmethod
@@ -69,7 +75,18 @@ class Monitoring:
         monitoring = cls()
         for doc in docs:
             records = {r["id"]: r for r in doc.get("records", [])}
-            monitoring.add(
-                Worklist(doc["id"], doc["name"], doc["active"], doc["created_at"], records)
-            )
+            worklist = Worklist(doc["id"], doc["name"], doc["active"], doc["created_at"], records)
+            screening = doc.get("screening") or {}
+            worklist.screened_key = screening.get("key")
+            worklist.seen = {k: list(v) for k, v in screening.get("seen", {}).items()}
+            worklist.registered = dict(screening.get("registered", {}))
+            monitoring.add(worklist)
         return monitoring
+
+
+def _screening(worklist: Worklist) -> dict[str, Any]:
+    return {
+        "key": worklist.screened_key,
+        "seen": {k: list(v) for k, v in worklist.seen.items()},
+        "registered": dict(worklist.registered),
+    }

@@ -14,8 +14,10 @@ from idv_mock.backend.journal import Journal
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.ratelimit import TokenBucket
+from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.store import SubmissionStore
 from idv_mock.backend.tokens import TokenPool
+from idv_mock.clock import Clock
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
 MIRRORED = tuple(k for k in schemas.option_defaults() if k.startswith(("option_", "policy_")))
@@ -37,6 +39,12 @@ class Project:
     bucket: TokenBucket | None = None
     tokens: TokenPool = field(default_factory=TokenPool)  # POST /v3/submission/tokens
     images: dict[str, dict[str, bytes]] = field(default_factory=dict)  # PUT /submission/image
+    clock: Clock = field(default_factory=Clock)  # the project's own time (README "Time")
+    schedule: Schedule = field(default_factory=Schedule)  # what falls due on that clock
+
+    def seconds(self, option: str) -> float:
+        """A duration option (``token_expiry_seconds``, ...) in seconds."""
+        return float(self.options.get(option) or schemas.option_defaults()[option])
 
     def admit_call(self) -> int | None:
         """None when the project's rate limit (option ``rate_limit_per_second``) lets a call

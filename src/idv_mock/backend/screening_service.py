@@ -10,7 +10,7 @@ import copy
 import re
 import threading
 from collections.abc import Container
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from idv_mock import schemas
@@ -78,7 +78,7 @@ class ScreeningOperations:
                 raise NoThreshold()
             subject = screening.subject_of(sub)
             found = screening.screen(subject, project.aml.watchlist(), threshold)
-            raw = aml.raw_data(subject, threshold, iso(self.clock.now()), found)
+            raw = aml.raw_data(subject, threshold, iso(project.clock.now()), found)
             ids: list[str] = []
             for _ in found:
                 ids.append(self.fresh_uuid({*project.aml.reports, *ids}))
@@ -159,7 +159,7 @@ class ScreeningOperations:
     # --- monitoring ---
     def create_worklist(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
         problems = schemas.errors("worklist.json", spec)
-        if problems or {"created_at", "record_count", "records"} & set(spec):
+        if problems or {"created_at", "record_count", "records", "screening"} & set(spec):
             raise InvalidInput("invalid worklist", problems or ["created_at is read-only"])
         with self._lock:
             self.changes += 1
@@ -168,15 +168,87 @@ class ScreeningOperations:
             if wid in project.monitoring.worklists:
                 raise Conflict(f"worklist {wid} exists already")
             active = bool(spec.get("active", True))
-            worklist = Worklist(wid, spec["name"], active, iso(self.clock.now()))
-            return project.monitoring.add(worklist).describe()
+            worklist = Worklist(wid, spec["name"], active, iso(project.clock.now()))
+            worklist.screened_key = _watch_key(project)  # records are screened as they come
+            project.monitoring.add(worklist)
+            self._cycle_from_now(project, worklist)
+            return worklist.describe()
 
     def set_worklist_active(self, project_id: str, wid: str, active: bool) -> dict[str, Any]:
+        """(De)activate; only an active worklist has a search cycle due."""
         with self._lock:
             self.changes += 1
-            worklist = self.project(project_id).monitoring.get(wid)
+            project = self.project(project_id)
+            worklist = project.monitoring.get(wid)
             worklist.active = active
+            self._cycle_from_now(project, worklist)
             return worklist.describe()
+
+    @staticmethod
+    def _cycle_from_now(project: Project, worklist: Worklist) -> None:
+        """An active worklist's next search cycle one cycle from now (one is due at most)."""
+        due = project.schedule.has("monitoring_cycle", worklist_id=worklist.id)
+        if not worklist.active:
+            project.schedule.remove("monitoring_cycle", worklist_id=worklist.id)
+        elif not due:
+            cycle = timedelta(seconds=project.seconds("monitoring_cycle_seconds"))
+            at = project.clock.peek() + cycle
+            project.schedule.add(at, "monitoring_cycle", {"worklist_id": worklist.id})
+
+    def _monitoring_cycle(
+        self, project: Project, detail: dict[str, Any], at: datetime
+    ) -> list[str]:
+        """The rule ``monitoring_cycle``: re-screen the worklist's records against the
+        watchlist as it is now; a record that matches an entry it had not matched before is
+        updated and its submission gets ``aml_monitor``. The next cycle is scheduled.
+        Nothing changed since the last cycle (same entries, same threshold): nothing to do."""
+        worklist = project.monitoring.worklists.get(str(detail["worklist_id"]))
+        if worklist is None or not worklist.active:
+            return []
+        cycle = timedelta(seconds=project.seconds("monitoring_cycle_seconds"))
+        project.schedule.add(at + cycle, "monitoring_cycle", {"worklist_id": worklist.id})
+        key, old = _watch_key(project), worklist.screened_key
+        if key == old:
+            return []
+        worklist.screened_key = key
+        entries = _to_screen(project, old, key)
+        sent: list[str] = []
+        for record in list(worklist.records.values()) if entries else []:
+            if self._rescreen(project, worklist, record, entries, key[0], at):
+                sent.append("aml_monitor")
+        return sent if project.options.get("webhook_url") else []
+
+    def _rescreen(
+        self,
+        project: Project,
+        worklist: Worklist,
+        record: dict[str, Any],
+        entries: tuple[screening.Entry, ...],
+        threshold: int,
+        at: datetime,
+    ) -> bool:
+        """One record against ``entries``; True when it alerted (something new)."""
+        sub = project.store.get(record["submissionId"])
+        if sub is None or sub.get("status") == "Deleted Submission":
+            return False
+        found = screening.screen(screening.subject_of(sub), entries, threshold)
+        ids = [m.entry.entry_id for m in found]
+        known = worklist.seen.get(record["id"])
+        worklist.seen[record["id"]] = sorted({*ids, *(known or [])})
+        new = [i for i in ids if i not in (known or [])]
+        if known is None or not new:  # no earlier result to compare with, or nothing new
+            return False
+        record.update(
+            status="screenedWithMatches",
+            openCount=int(record.get("openCount", 0)) + len(new),
+            updateTime=iso(at),
+        )
+        created = worklist.registered.get(record["id"], str(record.get("updateTime", "")))
+        brief = {"recordId": record["id"], "worklistId": worklist.id, "created_at": created}
+        style = str(project.options["projection_style"])
+        hidden = project.hidden_fields(sub["submission_id"])
+        self._fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
+        return True
 
     def worklists(self, project_id: str) -> list[dict[str, Any]]:
         with self._lock:
@@ -263,13 +335,15 @@ class ScreeningOperations:
         existing = worklist.record_for(sid)
         if existing is not None:
             return None, str(existing["id"])
-        record = self._new_record(project, sub, admin, worklist.records)
+        record, found = self._new_record(project, sub, admin, worklist.records)
         worklist.records[record["id"]] = record
+        worklist.seen[record["id"]] = sorted(m.entry.entry_id for m in found)
+        worklist.registered[record["id"]] = str(record["updateTime"])
         return None, str(record["id"])
 
     def _new_record(
         self, project: Project, sub: Submission, admin: str, taken: Container[str]
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], list[screening.Match]]:
         data = sub.get("data") or {}
         threshold = project.options.get("aml_threshold") or DEFAULT_MONITORING_THRESHOLD
         found = screening.screen(screening.subject_of(sub), project.aml.watchlist(), threshold)
@@ -284,13 +358,13 @@ class ScreeningOperations:
             "memo": "",
             "tags": [],
             "admin": admin,
-            "updateTime": iso(self.clock.now()),
+            "updateTime": iso(project.clock.now()),
             "openCount": len(found),
             "falsePositiveCount": 0,
             "truePositiveCount": 0,
             "discardedCount": 0,
         }
-        return record
+        return record, found
 
     def monitoring_record(self, project: Project, wid: str, record_id: str) -> dict[str, Any]:
         with self._lock:
@@ -311,7 +385,28 @@ class ScreeningOperations:
             missing = [r for r in record_ids if r not in worklist.records]
             for rid in record_ids:
                 worklist.records.pop(rid, None)
+                worklist.seen.pop(rid, None)
+                worklist.registered.pop(rid, None)
             return missing
+
+
+def _watch_key(project: Project) -> list[Any]:
+    """What a search cycle's result depends on besides the records: the threshold and the
+    project's own entries (the built-in list never changes)."""
+    threshold = project.options.get("aml_threshold") or DEFAULT_MONITORING_THRESHOLD
+    return [threshold, *(e.entry_id for e in project.aml.entries)]
+
+
+def _to_screen(
+    project: Project, old: list[Any] | None, key: list[Any]
+) -> tuple[screening.Entry, ...]:
+    """The entries a cycle must screen to find what is new: only those added since the last
+    cycle when the threshold is the same (each entry scores on its own, so the others'
+    results cannot have changed), else the whole watchlist."""
+    before = set(old[1:]) if old is not None and old[0] == key[0] else None
+    if before is None or not before <= set(key[1:]):
+        return project.aml.watchlist()
+    return tuple(e for e in project.aml.entries if e.entry_id not in before)
 
 
 _ENTRY_DEFAULTS = {"aliases": [], "birth_date": "", "details": "", "source": "project watchlist"}

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -35,6 +35,7 @@ from idv_mock.backend.record_service import RecordOperations
 from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
+from idv_mock.backend.time_service import Rule, TimeOperations
 from idv_mock.backend.token_service import TokenOperations
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
@@ -70,7 +71,15 @@ class Service(
     DashboardOperations,
     TokenOperations,
     RecordOperations,
+    TimeOperations,
 ):
+    # what each kind of due item does when the project's clock reaches it (README "Time")
+    _RULES: ClassVar[dict[str, Rule]] = {
+        "token_expiry": LiveformOperations._expire_token,
+        "incomplete_timeout": LiveformOperations._time_out_form,
+        "monitoring_cycle": ScreeningOperations._monitoring_cycle,
+    }
+
     def __init__(self, config: ServiceConfig | None = None) -> None:
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()  # private: every read and change of state is a method
@@ -83,6 +92,7 @@ class Service(
         cfg = self.config
         rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
         self.webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
+        self.webhooks.pause = self.webhook_pause  # a frozen project's retries wait on its clock
         self.clock = Clock(self.config.clock_mode)
         self.projects: dict[str, Project] = {}
         self._by_key: dict[str, Project] = {}
@@ -123,7 +133,7 @@ class Service(
     def _restore(self, state: dict[str, Any]) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
         with snapshots.no_gc():
-            projects = [snapshots.import_project(p) for p in state["projects"]]
+            projects = [snapshots.import_project(p, state["clock"]) for p in state["projects"]]
         if len({p.api_key for p in projects}) != len(projects):
             raise InvalidInput("two projects share an api_key")
         if len({p.project_id for p in projects}) != len(projects):
@@ -165,7 +175,10 @@ class Service(
         return self.save_health.refusal()
 
     def close(self) -> None:
-        """Stop webhook delivery threads (deliveries in flight are abandoned)."""
+        """Stop webhook delivery threads (deliveries in flight are abandoned) and the clock
+        watcher, if any."""
+        if self._clock_watch is not None:
+            self._clock_watch.set()
         self.webhooks.close()
 
     # --- projects ---
@@ -178,6 +191,10 @@ class Service(
             if project.api_key in self._by_key:
                 raise Conflict("api_key is already used by another project")
             project.created_at = iso(self.clock.now())
+            # its own time from here on, starting where the server's stands
+            mode = project.options.get("clock_mode") or self.clock.mode
+            project.options["clock_mode"] = mode
+            project.clock = self.clock.copy(mode)
             self.projects[project.project_id] = project
             self._by_key[project.api_key] = project
             self._project_starts[project.project_id] = snapshots.clone(project)
@@ -198,6 +215,9 @@ class Service(
             spec["options"] = {**spec["options"], **(changes.get("options") or {})}
             del spec["submission_count"]
             updated = Project.from_input(spec, project.created_at)
+            mode = updated.options.get("clock_mode") or self.clock.mode
+            updated.options["clock_mode"] = mode
+            project.clock.set_mode(mode)
             project.admins, project.options = updated.admins, updated.options
             return project
 
@@ -272,13 +292,12 @@ class Service(
         sid = overrides.get("submission_id")
         if sid is not None and sid in project.store:
             raise Conflict(f"submission {sid} already exists")
-        before = self.clock.current
+        clock = project.clock
+        before = clock.current
         try:
-            return self._create(
-                project, overrides, self.clock.now(), validate=True, mirrored=mirrored
-            )
+            return self._create(project, overrides, clock.now(), validate=True, mirrored=mirrored)
         except InvalidInput:
-            self.clock.current = before
+            clock.current = before
             raise
 
     def _create(
@@ -366,7 +385,7 @@ class Service(
                 raise AdminNotRegistered(admin)
             # kept: every step below copies what it changes (copy-on-write), never ``old``
             old = self._live(project, sid, shared=keep)
-            moment = self.clock.now()
+            moment = project.clock.now()
             now = stamp(moment)
             edited = edits.apply_changes(old, changes)
             kinds = {
@@ -424,7 +443,7 @@ class Service(
             project.aml.forget(sid)
             self.forget_images(project, sid)
             if admin_name:
-                when = iso(self.clock.now())
+                when = iso(project.clock.now())
                 self._fire(project, [events.delete_event(sid, admin_name, when)])
             return new
 
@@ -472,7 +491,7 @@ class Service(
             self.changes += 1
             project.projections.ensure_room(name)
             pid = self.fresh_uuid(project.projections.policies)
-            policy = Policy(pid, name, mode, fields, iso(self.clock.now()))
+            policy = Policy(pid, name, mode, fields, iso(project.clock.now()))
             return project.projections.add(policy)
 
     def projection(self, project: Project, projection_id: str) -> Policy:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -19,7 +20,9 @@ from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
+from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.tokens import TokenPool
+from idv_mock.clock import Clock
 
 
 @contextlib.contextmanager
@@ -50,6 +53,8 @@ def export_project(project: Project) -> dict[str, Any]:
         "worklists": project.monitoring.export(),
         "tokens": project.tokens.export(),
         "images": images.export(project.images),
+        "clock": project.clock.export(),
+        "due": project.schedule.export(),
     }
 
 
@@ -69,6 +74,8 @@ def clone(project: Project) -> Project:
     fresh.monitoring = Monitoring.restore(owned(project.monitoring.export()))
     fresh.tokens = TokenPool.restore(project.tokens.export())
     fresh.images = {sid: dict(slots) for sid, slots in project.images.items()}  # bytes: immutable
+    fresh.clock = Clock.restore(project.clock.export())
+    fresh.schedule = project.schedule.copy()
     return fresh
 
 
@@ -77,10 +84,14 @@ def owned(doc: Any) -> Any:
     return orjson.loads(orjson.dumps(doc))
 
 
-def import_project(doc: dict[str, Any]) -> Project:
-    """A project from its state document (already validated against the schema)."""
+def import_project(doc: dict[str, Any], clock: dict[str, Any]) -> Project:
+    """A project from its state document (already validated against the schema);
+    ``clock``: the document's own, for a project saved before each had one."""
     spec = doc["project"]
     project = Project.from_input(spec, spec.get("created_at", ""))
+    project.clock = Clock.restore(doc.get("clock") or clock)
+    project.options["clock_mode"] = project.clock.mode
+    project.schedule = Schedule.restore(doc.get("due", []))
     for sid, kinds in doc.get("dup_excluded", {}).items():
         project.store.dups.excluded[sid] = frozenset(kinds)
     project.projections = Projections.restore(doc.get("projections", {}))
@@ -88,6 +99,12 @@ def import_project(doc: dict[str, Any]) -> Project:
     project.monitoring = Monitoring.restore(doc.get("worklists", []))
     project.tokens = TokenPool.restore(doc.get("tokens", {}))
     project.images = images.restore(doc.get("images", {}))
+    if "due" not in doc:  # saved before schedules: active worklists start their cycles now
+        cycle = timedelta(seconds=project.seconds("monitoring_cycle_seconds"))
+        for wid in [w.id for w in project.monitoring.worklists.values() if w.active]:
+            project.schedule.add(
+                project.clock.peek() + cycle, "monitoring_cycle", {"worklist_id": wid}
+            )
     known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
         sid = sub["submission_id"]

@@ -8,7 +8,7 @@ form's (``FormState.tokens``), so what the form did with a token shows in its li
 from __future__ import annotations
 
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from idv_mock.backend import tokens
@@ -108,13 +108,13 @@ class TokenOperations:
             return found
 
     def _token_now(self, project: Project) -> datetime:
-        """The time a token's expiry is judged at: the one place to point at a project's
-        own clock."""
-        return self.clock.peek()
+        """The time a token's expiry is judged at: the project's own clock."""
+        return project.clock.peek()
 
     def _described(self, project: Project, token_id: str, when: str) -> dict[str, Any]:
         use = self.forms.tokens.get((project.project_id, token_id))
-        status = tokens.life(use, self._token_now(project))
+        lifetime = timedelta(seconds=project.seconds("token_expiry_seconds"))
+        status = tokens.life(use, self._token_now(project), lifetime)
         found: dict[str, Any] = {
             "tokenId": token_id,
             "updateTime": when,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.backend.liveform import TokenUse, token_expiry
@@ -40,15 +40,15 @@ def check_token_id(token: str) -> None:
         raise TokenIdError("invalid_token_id_format", token)
 
 
-def is_expired(use: TokenUse | None, now: datetime) -> bool:
-    """Whether a token has expired: the one place that says so (pointed at the project's
-    clock and expiry settings when those exist)."""
-    return token_expiry(use, now) is not None
+def is_expired(use: TokenUse | None, now: datetime, lifetime: timedelta) -> bool:
+    """Whether a token has expired at ``now`` (the project's clock) after ``lifetime``
+    (option ``token_expiry_seconds``): the hosted form's rule, the one place that says so."""
+    return token_expiry(use, now, lifetime) is not None
 
 
-def life(use: TokenUse | None, now: datetime) -> str:
+def life(use: TokenUse | None, now: datetime, lifetime: timedelta) -> str:
     """``registered``, ``used`` or ``expired``, for a token in the pool."""
-    if is_expired(use, now):
+    if is_expired(use, now, lifetime):
         return "expired"
     return "used" if use is not None else "registered"
 

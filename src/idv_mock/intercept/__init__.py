@@ -43,9 +43,11 @@ class Mock:
     ``base_urls``: one or several; a path other than ``/v3`` is served as ``/v3``.
     ``service``: serve this one instead of a fresh one (not closed at the end). Project
     options of the fresh one's default project: ``api_key``, ``admin``, ``seed_count``,
-    ``random_seed``. ``passthrough=False``: a call to any other URL raises
-    :class:`UnmockedRequestError` naming it. ``raise_app_exceptions=False``: an exception
-    inside the app answers 500 instead of reaching the caller.
+    ``random_seed``, ``clock`` (``tick``, ``wall`` or ``frozen``: its clock mode; advance it
+    with ``service.project_clock("default").advance(...)``). ``passthrough=False``: a call
+    to any other URL raises :class:`UnmockedRequestError` naming it.
+    ``raise_app_exceptions=False``: an exception inside the app answers 500 instead of
+    reaching the caller.
     """
 
     def __init__(
@@ -59,6 +61,7 @@ class Mock:
         admin: str | None = None,
         seed_count: int | None = None,
         random_seed: int | None = None,
+        clock: str | None = None,
     ) -> None:
         texts = (base_urls,) if isinstance(base_urls, str) else tuple(base_urls)
         if not texts:
@@ -69,6 +72,7 @@ class Mock:
             "admins": None if admin is None else (admin,),
             "seed_count": seed_count,
             "random_seed": random_seed,
+            "clock_mode": clock,
         }
         given = {name: value for name, value in project.items() if value is not None}
         if service is not None and given:

@@ -47,8 +47,8 @@ class _Runner:
         status = None
         pid = step.get("project", self.scenario.project)
         try:
-            if "request" in step:
-                response = self._send(step["request"], pid)
+            if "request" in step or "advance" in step:
+                response = self._send(step.get("request") or _advance(step["advance"], pid), pid)
                 status = response.status_code
                 self._check(step, response, pid, problems)
             for expectation in step.get("webhooks", []):
@@ -239,3 +239,15 @@ def run(
         hint = "the server may hold an earlier run's state: reset=True (--reset) starts afresh"
         results[0] = StepResult("given", False, (*results[0].problems, hint), line=results[0].line)
     return results
+
+
+UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+
+
+def _advance(spec: dict[str, Any], pid: str) -> dict[str, Any]:
+    """An ``advance`` step as the control API's call: the units summed, or ``to``."""
+    if "to" in spec:
+        body: dict[str, Any] = {"to": spec["to"]}
+    else:
+        body = {"seconds": sum(UNIT_SECONDS[k] * v for k, v in spec.items())}
+    return {"method": "POST", "path": f"/__admin/projects/{pid}/clock/advance", "json": body}

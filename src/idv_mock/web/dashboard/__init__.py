@@ -48,6 +48,8 @@ TABLE: tuple[tuple[str, list[str], Handler], ...] = (
     ("/worklists", POST, rules.create_worklist),
     ("/worklists/{worklist_id}/{action}", POST, rules.change_worklist),
     ("/tokens", GET, tokens.tokens),
+    ("/clock", GET, rules.clock),
+    ("/clock", POST, rules.advance_clock),
     ("/scenarios", GET, scenarios.scenarios),
     ("/scenarios", POST, scenarios.run),
 )

@@ -42,6 +42,7 @@ NAV = (
     ("/watchlist", "Watchlist"),
     ("/worklists", "Worklists"),
     ("/tokens", "Tokens"),
+    ("/clock", "Clock"),
     ("/scenarios", "Scenarios"),
 )
 

@@ -198,3 +198,34 @@ async def change_worklist(request: Request) -> Response:
     else:
         raise UiError(404, "the action is delete, activate or deactivate")
     return redirect("/worklists", f"worklist {wid}: {action}d")
+
+
+UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+
+
+async def clock(request: Request) -> Response:
+    """The project's clock: now, mode, what falls due, and a form to advance it."""
+    pid = current_project(request).project_id
+    found = service(request).clock_of(pid)
+    return render(request, "clock.html", {**shell(request, "/clock"), "clock": found})
+
+
+async def advance_clock(request: Request) -> Response:
+    """Advance by an amount of a unit, or to an instant (``to`` wins when given)."""
+    pid = current_project(request).project_id
+    fields = await form(request)
+    to = fields.get("to", "").strip()
+    if to:
+        spec: dict[str, Any] = {"to": to}
+    else:
+        unit = UNIT_SECONDS.get(fields.get("unit", "hours"))
+        try:
+            amount = float(fields.get("amount", ""))
+        except ValueError:
+            amount = -1.0
+        if unit is None or not amount >= 0:  # NaN too
+            raise UiError(400, "give an amount of 0 or more, and a unit, or an instant")
+        spec = {"seconds": amount * unit}
+    done = service(request).advance_clock(pid, spec)
+    fired = len(done["fired"])
+    return redirect("/clock", f"now {done['now']}; {fired} due item(s) ran")

@@ -1,0 +1,92 @@
+"""What a project's vendor does later: a queue of rules due at an instant.
+
+A rule that will fall due (a token's expiry, an unfinished form's timeout, a worklist's
+search cycle, a webhook retry waiting on a frozen clock) is put here with its instant; the
+service runs those due when the project's clock passes them (an advance, or time moving on
+its own), in time order, each once. ``transient`` items (a retry waiting in a delivery
+thread) live only as long as the process and are left out of the state document.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from idv_mock.clock import iso, parse_iso
+
+WHATS = ("token_expiry", "incomplete_timeout", "monitoring_cycle", "webhook_retry")
+
+
+@dataclass(order=True, slots=True)
+class Due:
+    at: datetime
+    seq: int
+    what: str = field(compare=False)
+    detail: dict[str, Any] = field(compare=False, default_factory=dict)
+    transient: bool = field(compare=False, default=False)
+    hook: Callable[[], None] | None = field(compare=False, default=None, repr=False)
+
+    def describe(self) -> dict[str, Any]:
+        return {"at": iso(self.at), "what": self.what, **self.detail}
+
+
+@dataclass(slots=True)
+class Schedule:
+    items: list[Due] = field(default_factory=list)  # a heap
+    seq: int = 0
+
+    def add(
+        self,
+        at: datetime,
+        what: str,
+        detail: dict[str, Any] | None = None,
+        *,
+        hook: Callable[[], None] | None = None,
+    ) -> Due:
+        self.seq += 1
+        due = Due(at, self.seq, what, dict(detail or {}), transient=hook is not None, hook=hook)
+        heapq.heappush(self.items, due)
+        return due
+
+    def pop_due(self, until: datetime) -> Due | None:
+        """The earliest item due at or before ``until`` (taken off), else None."""
+        if self.items and self.items[0].at <= until:
+            return heapq.heappop(self.items)
+        return None
+
+    def remove(self, what: str, **match: Any) -> int:
+        """Drop the items of ``what`` whose detail has these values; how many went."""
+        kept = [d for d in self.items if not _matches(d, what, match)]
+        removed = len(self.items) - len(kept)
+        if removed:
+            heapq.heapify(kept)
+            self.items = kept
+        return removed
+
+    def has(self, what: str, **match: Any) -> bool:
+        return any(_matches(d, what, match) for d in self.items)
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [d.describe() for d in sorted(self.items)]
+
+    def export(self) -> list[dict[str, Any]]:
+        return [d.describe() for d in sorted(self.items) if not d.transient]
+
+    def copy(self) -> Schedule:
+        """The lasting items, independent of this schedule (a snapshot, a reset)."""
+        return Schedule.restore(self.export())
+
+    @classmethod
+    def restore(cls, docs: list[dict[str, Any]]) -> Schedule:
+        schedule = cls()
+        for doc in docs:
+            detail = {k: v for k, v in doc.items() if k not in ("at", "what")}
+            schedule.add(parse_iso(doc["at"]), doc["what"], detail)
+        return schedule
+
+
+def _matches(due: Due, what: str, match: dict[str, Any]) -> bool:
+    return due.what == what and all(due.detail.get(k) == v for k, v in match.items())
