@@ -15,6 +15,7 @@ from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.ratelimit import TokenBucket
 from idv_mock.backend.store import SubmissionStore
+from idv_mock.delivery import PROMPT, DeliveryLevers
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
 MIRRORED = tuple(k for k in schemas.option_defaults() if k.startswith(("option_", "policy_")))
@@ -34,6 +35,7 @@ class Project:
     monitoring: Monitoring = field(default_factory=Monitoring)
     journal: Journal = field(default_factory=Journal)
     bucket: TokenBucket | None = None
+    delivery: DeliveryLevers = PROMPT  # how its webhooks go out (idv_mock.delivery)
 
     def admit_call(self) -> int | None:
         """None when the project's rate limit (option ``rate_limit_per_second``) lets a call

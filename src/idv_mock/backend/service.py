@@ -20,6 +20,7 @@ from idv_mock import crypto, schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
 from idv_mock.backend.calls import CallOperations, JournalReader
 from idv_mock.backend.dashboard_ops import DashboardOperations
+from idv_mock.backend.delivery_service import DeliveryOperations
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -61,7 +62,13 @@ class ServiceConfig:
     allowed_webhook_hosts: tuple[str, ...] = ()
 
 
-class Service(CallOperations, ScreeningOperations, LiveformOperations, DashboardOperations):
+class Service(
+    CallOperations,
+    ScreeningOperations,
+    LiveformOperations,
+    DashboardOperations,
+    DeliveryOperations,
+):
     def __init__(self, config: ServiceConfig | None = None) -> None:
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()  # private: every read and change of state is a method
@@ -417,7 +424,8 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
         return sub
 
     def _fire(self, project: Project, batch: list[events.Event]) -> None:
-        """Send webhooks to the project's URL (none without one), encrypted on a secure project."""
+        """Send webhooks to the project's URL (none without one), encrypted on a secure
+        project, as the project's delivery levers say."""
         url = project.options.get("webhook_url")
         if not url:
             return
@@ -429,7 +437,9 @@ class Service(CallOperations, ScreeningOperations, LiveformOperations, Dashboard
                     "data": crypto.encrypt(body, project.api_key, derivation),
                     "isEncrypted": True,
                 }
-            self.webhooks.send(project.project_id, str(url), event.name, event.payload, body)
+            self.webhooks.send(
+                project.project_id, str(url), event.name, event.payload, body, project.delivery
+            )
 
     # --- projection policies ---
     def create_projection(

@@ -19,6 +19,7 @@ from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
+from idv_mock.delivery import DeliveryLevers
 
 
 @contextlib.contextmanager
@@ -47,6 +48,7 @@ def export_project(project: Project) -> dict[str, Any]:
         "projections": project.projections.export(),
         "aml": project.aml.export(),
         "worklists": project.monitoring.export(),
+        **({} if project.delivery.prompt else {"webhook_delivery": project.delivery.to_json()}),
     }
 
 
@@ -64,6 +66,7 @@ def clone(project: Project) -> Project:
     fresh.projections = Projections.restore(owned(project.projections.export()))
     fresh.aml = AmlState.restore(owned(project.aml.export()))
     fresh.monitoring = Monitoring.restore(owned(project.monitoring.export()))
+    fresh.delivery = project.delivery  # immutable
     return fresh
 
 
@@ -81,6 +84,7 @@ def import_project(doc: dict[str, Any]) -> Project:
     project.projections = Projections.restore(doc.get("projections", {}))
     project.aml = AmlState.restore(doc.get("aml", {}))
     project.monitoring = Monitoring.restore(doc.get("worklists", []))
+    project.delivery = DeliveryLevers.from_json(doc.get("webhook_delivery", {}))
     known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
         sid = sub["submission_id"]
