@@ -19,7 +19,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
     1: ("fake", "aml", "delivery", "webhooks", "receiver", "transport"),
     2: ("backend",),
     3: ("api", "web", "openapi"),
-    4: ("persistence", "verify", "strategies", "scenarios", "intercept", "idv_mock"),
+    4: ("persistence", "verify", "strategies", "scenarios", "intercept", "resilience", "idv_mock"),
     5: ("cli",),
 }
 # third-party packages a layer must not import, whatever its number

@@ -340,3 +340,67 @@ def test_levers_travel_in_the_state_document_and_reset_restores_prompt(
     assert http.get(LEVERS).json() == {}
     assert http.put("/__admin/state", json=state).status_code == 200
     assert http.get(LEVERS).json() == {"duplicate": 2, "drop": {"first": 1}}
+
+
+def test_events_limit_the_levers_to_the_named_events(
+    http: httpx.Client, hook: WebhookReceiver, service: Service
+) -> None:
+    levers(http, {"events": ["submission.approved"], "drop": {"share": 1.0}})
+    create(http)
+    hook.wait_for(1)
+    assert service.webhooks.wait_idle()
+    assert triggers(hook) == ["submit"]
+    assert [(d["event"], d["state"]) for d in records(http)] == [
+        ("submission.submit", "delivered"),
+        ("submission.approved", "dropped"),
+    ]
+
+
+def test_auto_release_sends_a_held_batch_by_itself_in_the_order_given(
+    http: httpx.Client, hook: WebhookReceiver, service: Service
+) -> None:
+    now = {"t": 50.0}
+    service.webhooks.now = lambda project_id: now["t"]
+    levers(http, {"hold": True, "auto_release": {"after_seconds": 2, "order": "reversed"}})
+    assert http.get(LEVERS).json()["auto_release"] == {
+        "after_seconds": 2,
+        "order": "reversed",
+        "seed": 0,
+    }
+    create(http)
+    assert [d["state"] for d in records(http)] == ["held", "held"]
+    now["t"] += 2
+    service.webhooks.wake()
+    hook.wait_for(2)
+    assert triggers(hook) == ["approved", "submit"]
+
+
+# --- scenario given, in-process and over HTTP ---
+SCENARIO = """
+name: held webhooks
+given:
+  webhook_delivery: [{levers: {hold: true}}]
+  submissions:
+    - {id: ann, overrides: {kyc: {result: approved}}, fire_webhooks: true}
+steps: []
+"""
+
+
+def test_scenario_given_sets_levers_before_its_submissions(
+    service: Service, hook: WebhookReceiver, tmp_path: Any
+) -> None:
+    from idv_mock import scenarios
+
+    path = tmp_path / "held.yaml"
+    path.write_text(SCENARIO)
+    scenarios.apply_given(service, scenarios.load(path))
+    assert service.delivery_levers("default") == {"hold": True}
+    held = service.deliveries_in("default", "held")
+    assert [d["event"] for d in held] == ["submission.submit", "submission.approved"]
+
+
+def test_scenario_given_over_http_sets_levers(http: httpx.Client, tmp_path: Any) -> None:
+    from idv_mock.scenarios.control import HttpControl
+
+    HttpControl(http).delivery("default", {"duplicate": 2})
+    assert http.get(LEVERS).json() == {"duplicate": 2}

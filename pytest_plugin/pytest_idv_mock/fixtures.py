@@ -143,6 +143,10 @@ def idv_service(
     scenario = request.node.get_closest_marker("idv_scenario")
     if scenario is not None:
         _load_scenario(service, str(scenario.args[0]))
+    _apply_profile(service, "default")
+    delivery = request.node.get_closest_marker("idv_webhook_delivery")
+    if delivery is not None:
+        _set_levers(service, "default", dict(delivery.kwargs))
     yield service
     if service is not _idv_session_service:
         service.close()
@@ -154,6 +158,38 @@ def _own_service(base: ServiceConfig, changes: dict[str, Any]) -> Service:
     if "admins" in changes:
         changes["admins"] = tuple(changes["admins"])
     return Service(dataclasses.replace(base, **changes))
+
+
+@functools.cache
+def _profile() -> Any:
+    """The resilience profile this run applies (``IDV_MOCK_PROFILE``), or None."""
+    name = os.environ.get("IDV_MOCK_PROFILE")
+    if not name:
+        return None
+    from idv_mock.resilience import profiles
+
+    try:
+        return profiles.load(name)
+    except profiles.ProfileError as exc:
+        raise pytest.UsageError(f"IDV_MOCK_PROFILE: {exc}") from None
+
+
+def _apply_profile(service: Service, project_id: str) -> None:
+    """The run's resilience profile on a project the plugin hands out (none: nothing)."""
+    profile = _profile()
+    if profile is not None:
+        from idv_mock.resilience import profiles
+
+        profiles.apply(service, project_id, profile)
+
+
+def _set_levers(service: Service, project_id: str, levers: dict[str, Any]) -> None:
+    from idv_mock.backend import InvalidInput
+
+    try:
+        service.set_delivery_levers(project_id, levers)
+    except InvalidInput as exc:
+        raise pytest.UsageError(f"idv_webhook_delivery marker: {exc} {exc.problems}") from None
 
 
 def _load_scenario(service: Service, name_or_path: str) -> None:
@@ -303,6 +339,7 @@ def idv_project(_idv_live: IdvServer, request: pytest.FixtureRequest) -> IdvServ
         "admins": ["admin@example.com"],
     }
     project = _idv_live.service.create_project(spec)
+    _apply_profile(_idv_live.service, project.project_id)
     return IdvServer(_idv_live.host, _idv_live.port, _idv_live.service, project.project_id)
 
 
@@ -403,6 +440,44 @@ def idv_webhook_receiver(idv_service: Service) -> Iterator[Any]:
     idv_service.update_project("default", {"options": {"webhook_url": receiver.url}})
     yield receiver
     receiver.stop()
+
+
+@dataclass
+class WebhookDelivery:
+    """A project's webhook delivery levers and deliveries, from a test: what the control
+    API's ``webhook-delivery`` and ``webhooks`` calls do, in-process."""
+
+    service: Service
+    project_id: str = "default"
+
+    def set(self, **levers: Any) -> dict[str, Any]:
+        """Replace the levers (``set()``: prompt delivery), e.g. ``set(duplicate=2)``."""
+        return self.service.set_delivery_levers(self.project_id, levers)
+
+    def get(self) -> dict[str, Any]:
+        return self.service.delivery_levers(self.project_id)
+
+    def deliveries(self, state: str | None = None) -> list[dict[str, Any]]:
+        """Delivery records (``state``: only those held, dropped, failed, delivered, ...)."""
+        return self.service.deliveries_in(self.project_id, state)
+
+    def release(self, order: str | list[str] = "queued", seed: int = 0) -> list[str]:
+        """Send held deliveries: ``queued``, ``reversed``, ``shuffle`` or a list of ids."""
+        return self.service.release_webhooks(self.project_id, {"order": order, "seed": seed})
+
+    def resend(self, delivery_id: str) -> dict[str, Any]:
+        """Send a recorded delivery again now (a new record with ``resend_of``)."""
+        return self.service.resend(self.project_id, delivery_id)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until nothing is queued, in flight or delayed (held ones do not count)."""
+        return self.service.webhooks.wait_idle(timeout)
+
+
+@pytest.fixture
+def idv_webhook_delivery(idv_service: Service) -> WebhookDelivery:
+    """The default project's webhook delivery levers and records (see ``WebhookDelivery``)."""
+    return WebhookDelivery(idv_service)
 
 
 # --- interception ---

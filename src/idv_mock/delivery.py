@@ -31,6 +31,10 @@ class DeliveryLevers:
     drop_share: float = 0.0
     drop_seed: int = 0
     fail_first: int = 0
+    events: tuple[str, ...] = ()  # the events the levers apply to (empty: every event)
+    release_after: float = 0.0  # with hold: a held batch goes out by itself after this long
+    release_order: str = "queued"
+    release_seed: int = 0
 
     @classmethod
     def problems(cls, doc: Any) -> list[str]:
@@ -41,6 +45,7 @@ class DeliveryLevers:
     def from_json(cls, doc: dict[str, Any]) -> DeliveryLevers:
         """Levers from a document already checked by ``problems``."""
         drop = doc.get("drop", {})
+        release = doc.get("auto_release", {})
         return cls(
             duplicate=int(doc.get("duplicate", 1)),
             delay_seconds=float(doc.get("delay_seconds", 0)),
@@ -49,6 +54,10 @@ class DeliveryLevers:
             drop_share=float(drop.get("share", 0.0)),
             drop_seed=int(drop.get("seed", 0)),
             fail_first=int(doc.get("fail_first", 0)),
+            events=tuple(doc.get("events", ())),
+            release_after=float(release.get("after_seconds", 0)),
+            release_order=str(release.get("order", "queued")),
+            release_seed=int(release.get("seed", 0)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -66,7 +75,16 @@ class DeliveryLevers:
             doc["drop"] = {"share": self.drop_share, "seed": self.drop_seed}
         if self.fail_first:
             doc["fail_first"] = self.fail_first
+        if self.events:
+            doc["events"] = list(self.events)
+        if self.release_after:
+            order = {"order": self.release_order, "seed": self.release_seed}
+            doc["auto_release"] = {"after_seconds": self.release_after, **order}
         return doc
+
+    def applies_to(self, event: str) -> bool:
+        """Whether the levers steer this event's deliveries (else it goes out promptly)."""
+        return not self.events or event in self.events
 
     @property
     def prompt(self) -> bool:

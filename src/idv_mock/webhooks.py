@@ -167,6 +167,7 @@ class WebhookDispatcher:
         self._records: dict[str, deque[Delivery]] = {}
         self._held: dict[str, list[Delivery]] = {}  # project id -> held deliveries, as queued
         self._delayed: list[Delivery] = []  # in send order; the timer thread hands them over
+        self._releases: dict[str, tuple[float, str, int]] = {}  # auto_release: due, order, seed
         self._counters: dict[str, LeverCounters] = {}
         self._timer: threading.Thread | None = None
         self._tick = threading.Condition(self._lock)  # a delay was added, or a clock moved
@@ -187,7 +188,9 @@ class WebhookDispatcher:
         ``levers`` say; ``body`` is what goes on the wire. Answers the first delivery."""
         with self._lock:
             counters = self._counters_for(project_id, levers)
-            if counters.drops_next():
+            if not levers.applies_to(event):
+                levers = PROMPT
+            elif counters.drops_next():
                 return self._record(project_id, event, url, payload, body, "dropped")
             first: Delivery | None = None
             for copy in range(1, levers.duplicate + 1):
@@ -229,6 +232,15 @@ class WebhookDispatcher:
         elif levers.hold:
             delivery.status = "held"
             self._held.setdefault(delivery.project_id, []).append(delivery)
+            if levers.release_after and delivery.project_id not in self._releases:
+                due = self.now(delivery.project_id) + levers.release_after
+                self._releases[delivery.project_id] = (
+                    due,
+                    levers.release_order,
+                    levers.release_seed,
+                )
+                self._start_timer()
+                self._tick.notify_all()
         elif levers.delay_seconds > 0:
             delivery.status = "delayed"
             delivery.due = self.now(delivery.project_id) + levers.delay_seconds
@@ -281,20 +293,24 @@ class WebhookDispatcher:
         seeded by ``seed``, or a list of held ids: only those, in that order); answers the
         ids released. Raises ``NotHeld`` (releasing nothing) for a listed id not held."""
         with self._lock:
-            held = self._held.get(project_id, [])
-            by_id = {d.id: d for d in held}
-            chosen = release_order(list(by_id), order, seed)
-            missing = [i for i in chosen if i not in by_id]
-            if missing:
-                raise NotHeld(missing)
-            for delivery_id in chosen:
-                self._enqueue(by_id.pop(delivery_id))
-            left = [d for d in held if d.id in by_id]
-            if left:
-                self._held[project_id] = left
-            else:
-                self._held.pop(project_id, None)
-            return chosen
+            return self._release(project_id, order, seed)
+
+    def _release(self, project_id: str, order: Any, seed: int) -> list[str]:
+        """``release`` under the lock."""
+        held = self._held.get(project_id, [])
+        by_id = {d.id: d for d in held}
+        chosen = release_order(list(by_id), order, seed)
+        missing = [i for i in chosen if i not in by_id]
+        if missing:
+            raise NotHeld(missing)
+        for delivery_id in chosen:
+            self._enqueue(by_id.pop(delivery_id))
+        left = [d for d in held if d.id in by_id]
+        if left:
+            self._held[project_id] = left
+        else:
+            self._held.pop(project_id, None)
+        return chosen
 
     def wake(self) -> None:
         """A project's clock moved: delayed deliveries now due go out."""
@@ -308,10 +324,11 @@ class WebhookDispatcher:
             self._timer.start()
 
     def _time(self) -> None:
-        """Hand delayed deliveries to the pool when due, in send order; ends when none wait."""
+        """Hand delayed deliveries to the pool when due, in send order, and release held
+        batches whose ``auto_release`` is due; ends when nothing waits."""
         with self._lock:
-            while self._delayed and not self._closed:
-                waits = []
+            while (self._delayed or self._releases) and not self._closed:
+                waits = self._auto_releases()
                 for delivery in list(self._delayed):
                     left = delivery.due - self.now(delivery.project_id)
                     if left <= 0:
@@ -322,6 +339,18 @@ class WebhookDispatcher:
                 if waits:
                     self._tick.wait(min(min(waits), IDLE_SECONDS))
             self._timer = None
+
+    def _auto_releases(self) -> list[float]:
+        """Release the held batches now due (under the lock); the seconds left of the others."""
+        waits = []
+        for project_id, (due, order, seed) in list(self._releases.items()):
+            left = due - self.now(project_id)
+            if left <= 0:
+                del self._releases[project_id]
+                self._release(project_id, order, seed)
+            else:
+                waits.append(left)
+        return waits
 
     def _start_worker(self) -> None:
         """One more worker if all are taken and the pool has room (under the lock)."""
@@ -451,6 +480,8 @@ class WebhookDispatcher:
                 del self._held[pid]
             for pid in [p for p in self._counters if project_id in (None, p)]:
                 del self._counters[pid]
+            for pid in [p for p in self._releases if project_id in (None, p)]:
+                del self._releases[pid]
             self._delayed = [d for d in self._delayed if project_id not in (None, d.project_id)]
             self._tick.notify_all()
             for pid in [p for p in self._queued if project_id in (None, p)]:
@@ -469,7 +500,7 @@ class WebhookDispatcher:
         timeout."""
         deadline = time.monotonic() + timeout
         with self._idle:
-            while self._busy or self._delayed or any(self._queued.values()):
+            while self._busy or self._delayed or self._releases or any(self._queued.values()):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False

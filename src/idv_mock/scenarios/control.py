@@ -24,6 +24,7 @@ class Control(Protocol):
     def watch(self, pid: str, entry: dict[str, Any]) -> None: ...
     def watchlist_submission(self, pid: str, entry_id: str, overrides: dict[str, Any]) -> str: ...
     def worklist(self, pid: str, spec: dict[str, Any]) -> str: ...
+    def delivery(self, pid: str, levers: dict[str, Any]) -> None: ...
 
 
 class Refused(Exception):
@@ -64,6 +65,9 @@ class ServiceControl:
 
     def worklist(self, pid: str, spec: dict[str, Any]) -> str:
         return str(self.service.create_worklist(pid, spec)["id"])
+
+    def delivery(self, pid: str, levers: dict[str, Any]) -> None:
+        self.service.set_delivery_levers(pid, levers)
 
 
 @dataclass(slots=True)
@@ -115,6 +119,9 @@ class HttpControl:
 
     def worklist(self, pid: str, spec: dict[str, Any]) -> str:
         return str(self.call("POST", f"/__admin/projects/{pid}/worklists", spec)["id"])
+
+    def delivery(self, pid: str, levers: dict[str, Any]) -> None:
+        self.call("PUT", f"/__admin/projects/{pid}/webhook-delivery", levers)
 
 
 def cipher(info: Mapping[str, Any]) -> Callable[[Any], str]:

@@ -61,6 +61,7 @@ class Given:
         self._each("projections", self._projection)
         self._each("watchlist", lambda spec, pid: self.control.watch(pid, spec["entry"]))
         self._each("worklists", self._worklist)
+        self._each("webhook_delivery", lambda spec, pid: self.control.delivery(pid, spec["levers"]))
         self._each("submissions", self._submission)
         self._each("watchlist_submissions", self._watchlist_submission)
         return self.bound

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from idv_mock.web.dashboard import activity, projects, rules, scenarios, submissions
+from idv_mock.web.dashboard import activity, delivery, projects, rules, scenarios, submissions
 from idv_mock.web.dashboard.common import UI, Handler, page
 
 GET, POST = ["GET"], ["POST"]
@@ -31,6 +31,8 @@ TABLE: tuple[tuple[str, list[str], Handler], ...] = (
     ("/reports/{resource_id}", GET, submissions.report),
     ("/webhooks", GET, activity.webhooks),
     ("/webhooks/{delivery_id}/resend", POST, activity.resend),
+    ("/webhooks/delivery", POST, delivery.set_levers),
+    ("/webhooks/release", POST, delivery.release),
     ("/journal", GET, activity.journal),
     ("/faults", GET, rules.faults),
     ("/faults", POST, rules.add_fault),
