@@ -88,11 +88,21 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
 
 def server_app(service: Service) -> Any:
     """The app a live fixture serves: the mock, with the dashboard's scenario runner."""
-    from idv_mock import create_app, scenarios
+    from idv_mock import create_app
 
     app = create_app(service)
-    app.state.scenarios = scenarios
+    app.state.scenarios = LazyScenarios()
     return app
+
+
+class LazyScenarios:
+    """``idv_mock.scenarios`` for the dashboard, imported when it first runs one: the
+    import (httpx, YAML) would otherwise be most of a live fixture's first use."""
+
+    def __getattr__(self, name: str) -> Any:
+        from idv_mock import scenarios
+
+        return getattr(scenarios, name)
 
 
 # --- the service ---

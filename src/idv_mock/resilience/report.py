@@ -45,21 +45,31 @@ def grid(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _shared_file(tests: list[str]) -> str:
+    """``path::`` when every test is in that one file (the table then shows it once)."""
+    files = {t.split("::", 1)[0] for t in tests}
+    return f"{files.pop()}::" if len(files) == 1 and all("::" in t for t in tests) else ""
+
+
 def text(doc: dict[str, Any]) -> str:
     """The grid as a terminal table, then each regression's first failure line."""
     names: list[str] = doc["profile_names"]
-    width = max([len("test"), *(len(r["test"]) for r in doc["tests"])])
+    shared = _shared_file([r["test"] for r in doc["tests"]])
+    shown = {r["test"]: r["test"].removeprefix(shared) for r in doc["tests"]}
+    width = max([len("test"), *(len(t) for t in shown.values())])
     cols = [max(len(n), 5) for n in names]
-    lines = [
-        "  ".join(["test".ljust(width), *(n.ljust(c) for n, c in zip(names, cols, strict=True))])
-    ]
+    lines = [f"in {shared.removesuffix('::')}:"] if shared else []
+    header = [n.ljust(c) for n, c in zip(names, cols, strict=True)]
+    lines.append("  ".join(["test".ljust(width), *header]))
     for row in doc["tests"]:
         marks = [MARK.get(row["results"][n]["outcome"], "-") for n in names]
         cells = [m.ljust(c) for m, c in zip(marks, cols, strict=True)]
-        lines.append("  ".join([row["test"].ljust(width), *cells]).rstrip())
+        lines.append("  ".join([shown[row["test"]].ljust(width), *cells]).rstrip())
     if doc["regressions"]:
         lines += ["", "Passing under baseline, failing under a profile:"]
-        lines += [f"  {r['test']} [{r['profile']}]: {r['message']}" for r in doc["regressions"]]
+        lines += [
+            f"  {shown[r['test']]} [{r['profile']}]: {r['message']}" for r in doc["regressions"]
+        ]
     else:
         lines += ["", "Every test passing under baseline passes under every profile."]
     for name in doc["broken_runs"]:
@@ -70,7 +80,8 @@ def text(doc: dict[str, Any]) -> str:
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#1b1f24}
 h1{font-size:1.4rem} table{border-collapse:collapse;margin:1rem 0}
-th,td{border:1px solid #d0d7de;padding:.35rem .6rem;text-align:left;vertical-align:top}
+th,td{border:1px solid #d0d7de;padding:.35rem .6rem;text-align:left;vertical-align:top;
+min-width:6.5rem}
 th{background:#f6f8fa} td.pass{background:#dafbe1} td.fail{background:#ffebe9}
 td.skip,td.missing{background:#f6f8fa;color:#57606a} code{font-size:12px}
 .msg{display:block;font-size:12px;color:#82071e;max-width:28rem;white-space:pre-wrap}
@@ -81,6 +92,8 @@ caption{text-align:left;font-weight:600} .desc{color:#57606a;font-size:12px}
 def html(doc: dict[str, Any]) -> str:
     """The grid as one HTML page: inline style, no script, nothing fetched."""
     esc = html_lib.escape
+    shared = _shared_file([r["test"] for r in doc["tests"]])
+    where = f" in <code>{esc(shared.removesuffix('::'))}</code>" if shared else ""
     head = "".join(
         f'<th scope="col">{esc(p["name"])}<span class="desc"><br>{esc(p["description"])}'
         f"</span></th>"
@@ -100,9 +113,8 @@ def html(doc: dict[str, Any]) -> str:
                 f'<td class="{css}" data-testid="cell-{esc(name)}">'
                 f"{esc(MARK.get(outcome, outcome))}{message}</td>"
             )
-        body.append(
-            f'<tr><th scope="row"><code>{esc(row["test"])}</code></th>{"".join(cells)}</tr>'
-        )
+        name = esc(row["test"].removeprefix(shared))
+        body.append(f'<tr><th scope="row"><code>{name}</code></th>{"".join(cells)}</tr>')
     verdict = (
         f"{len(doc['regressions'])} regression(s): "
         "tests passing under baseline fail under a profile"
@@ -115,7 +127,7 @@ def html(doc: dict[str, Any]) -> str:
         f"<style>{STYLE}</style></head><body>"
         "<h1>idv-mock resilience report</h1>"
         f'<p data-testid="verdict">{esc(verdict)}</p>'
-        '<table data-testid="grid"><caption>test x profile</caption>'
+        f'<table data-testid="grid"><caption>test x profile{where}</caption>'
         f'<thead><tr><th scope="col">test</th>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></body></html>\n"
     )
