@@ -31,6 +31,7 @@ import benchstate  # noqa: E402
 import inprocess  # noqa: E402
 import interception  # noqa: E402
 import lifecycle  # noqa: E402
+import plugin_cost  # noqa: E402
 import raw_asgi  # noqa: E402
 import report  # noqa: E402
 import restart  # noqa: E402
@@ -38,7 +39,16 @@ import scale  # noqa: E402
 import startup  # noqa: E402
 import throughput  # noqa: E402
 
-PARTS = ("throughput", "inprocess", "lifecycle", "scale", "interception", "restart", "startup")
+PARTS = (
+    "throughput",
+    "inprocess",
+    "lifecycle",
+    "scale",
+    "interception",
+    "restart",
+    "startup",
+    "plugin",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +182,7 @@ RUNNERS = {
     "interception": interception.part,
     "restart": restart.part,
     "startup": startup.part,
+    "plugin": plugin_cost.part,
 }
 
 

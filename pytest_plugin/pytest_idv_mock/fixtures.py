@@ -69,7 +69,9 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     import uvicorn
 
     # quiet: a failing test's captured output should show the test, not the server
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, ws="none"
+    )  # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
     thread.start()
@@ -124,12 +126,56 @@ def idv_service_config(pytestconfig: pytest.Config) -> ServiceConfig:
 
 
 @pytest.fixture(scope="session")
-def _idv_session_service(idv_service_config: ServiceConfig) -> Iterator[Service]:
-    from idv_mock import Service
-
-    service = Service(idv_service_config)
+def _idv_session_service(
+    idv_service_config: ServiceConfig, pytestconfig: pytest.Config
+) -> Iterator[Service]:
+    service = _started_service(idv_service_config, pytestconfig)
     yield service
     service.close()
+
+
+def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Service:
+    """The session's service: its seeded start state is kept in pytest's cache (keyed by
+    the configuration and the installed code), so later sessions restore it instead of
+    loading Faker and seeding again (most of a first fixture's cost). Without the cache
+    plugin (``-p no:cacheprovider``), or with ``--cache-clear``, it seeds as usual."""
+    import orjson
+
+    from idv_mock import Service
+
+    cache = getattr(pytestconfig, "cache", None)
+    path = None if cache is None else cache.mkdir("idv-mock") / f"start-{_start_key(config)}.json"
+    if path is not None and path.is_file():
+        try:
+            return Service(config, start=orjson.loads(path.read_bytes()))
+        except Exception:  # a damaged or foreign file: seed as usual, and write it again
+            pass
+    service = Service(config)
+    if path is not None:
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")  # xdist workers may race: rename
+        temporary.write_bytes(service.export_state_json())
+        os.replace(temporary, path)
+    return service
+
+
+def _start_key(config: ServiceConfig) -> str:
+    """What a start state depends on: the configuration, the package's files and Faker's
+    (their sizes and times: an edited rule or schema, another Faker, makes a new start)."""
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    from idv_mock import schemas
+
+    faker = importlib.util.find_spec("faker")  # found, not imported
+    files = [Path(faker.origin)] if faker is not None and faker.origin else []
+    files += sorted(Path(schemas.schema_dir()).glob("*.json"))
+    files += sorted(Path(schemas.__file__).resolve().parent.rglob("*.py"))
+    digest = hashlib.sha256(repr(config).encode())
+    for found in files:
+        stat = found.stat()
+        digest.update(f"{found}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:24]
 
 
 @pytest.fixture

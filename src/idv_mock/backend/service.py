@@ -69,7 +69,12 @@ class Service(
     DashboardOperations,
     DeliveryOperations,
 ):
-    def __init__(self, config: ServiceConfig | None = None) -> None:
+    def __init__(
+        self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
+    ) -> None:
+        """``start``: the seeded start state as ``export_state`` gave it for this same
+        config (the pytest plugin keeps one in pytest's cache), restored instead of seeding
+        again: no Faker to load, and byte for byte what seeding would make."""
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()  # private: every read and change of state is a method
         self.changes = 0  # bumped by every change of lasting state: saves skip an idle state
@@ -86,8 +91,12 @@ class Service(
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
-        with snapshots.no_gc():
-            self._seed()
+        if start is None:
+            with snapshots.no_gc():
+                self._seed()
+        else:
+            self._restore(start)
+            self.factory.reseed(self.config.random_seed + POST_SEED)
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)

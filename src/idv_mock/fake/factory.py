@@ -19,14 +19,15 @@ import itertools
 import string
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
-from typing import Any
-
-from faker import Faker
+from typing import TYPE_CHECKING, Any
 
 from idv_mock.clock import stamp
 from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
 from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
 from idv_mock.fake.romanize import romanize
+
+if TYPE_CHECKING:  # imported on first use: Faker and its providers cost most of a second
+    from faker import Faker
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -84,6 +85,8 @@ IDENTITY_KEYS = (
 
 @functools.cache
 def _prototype() -> Faker:
+    from faker import Faker
+
     with _listing_cached():
         faker = Faker([loc for loc, _ in LOCALES.values()])
     for locale, _ in LOCALES.values():
@@ -122,13 +125,23 @@ class SubmissionFactory(CheckParts):
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = FastRandom(seed)
-        self.faker = copy.deepcopy(_prototype())  # building a Faker costs ~30 ms per locale
-        self.faker.seed_instance(seed)
+        # made on first use (a service started from a saved start state may never need it)
+        self._faker: Faker | None = None
+        self._faker_seed = seed
         self._nations = list(LOCALES)
         self._cum_weights = list(itertools.accumulate(w for _, w in LOCALES.values()))
         self._pools: dict[str, PooledLocale] | None = None
         self._pool_size = POOL_SIZE
         self._epoch, self._generation, self._id_salt = 0, 0, 0
+
+    @property
+    def faker(self) -> Faker:
+        """The seeded Faker, built on first use: a copy of the prototype (building a Faker
+        costs ~30 ms per locale), seeded as the last ``reseed`` asked."""
+        if self._faker is None:
+            self._faker = copy.deepcopy(_prototype())
+            self._faker.seed_instance(self._faker_seed)
+        return self._faker
 
     def reseed(self, seed: int) -> None:
         """Start the same sequence again as a new factory with ``seed`` would (cheaply).
@@ -137,7 +150,9 @@ class SubmissionFactory(CheckParts):
         sequence of their own, so ids handed out before the reset are not handed out again.
         """
         self.rng.seed(seed)
-        self.faker.seed_instance(seed)
+        self._faker_seed = seed
+        if self._faker is not None:
+            self._faker.seed_instance(seed)
         if self._epoch:
             self._generation += 1
             self._id_salt = _id_salt(self._epoch, self._generation)
