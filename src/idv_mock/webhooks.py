@@ -152,7 +152,9 @@ class WebhookDispatcher:
     ) -> None:
         self.host_rule = host_rule or HostRule()
         # a project's time in seconds, for delays: real time unless its clock is frozen
-        # (then ``wake`` is called when that clock moves, and due deliveries go out)
+        # (then ``wake`` is called when that clock moves, and due deliveries go out). It is
+        # called under the dispatcher's lock: it must not take the service's lock (the
+        # service calls ``send`` holding its own), only read a value.
         self.now = now
         self.backoff = tuple(backoff)  # pauses between attempts: len(backoff) + 1 attempts
         self.timeout = timeout
