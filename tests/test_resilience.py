@@ -67,6 +67,8 @@ def test_resilience_flags_are_removed_from_the_runs_command_line() -> None:
         "--idv-resilience-profiles",
         "a,b",
         "--idv-resilience-dir=out",
+        "--idv-resilience-jobs",
+        "4",
         "-n",
         "2",
         "tests/x.py",
@@ -155,3 +157,27 @@ def test_report_idempotent_app_passes_everywhere(grid: dict[str, Any]) -> None:
     assert set(outcomes(grid, IDEMPOTENT).values()) == {"passed"}
     assert all(r["test"] != IDEMPOTENT for r in grid["regressions"])
     assert "Passing under baseline, failing under a profile:" in grid["stdout"]
+
+
+def test_cli_alias_runs_chosen_profiles_side_by_side(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [sys.executable, "-m", "idv_mock.cli", "resilience", "--profiles", "duplicates",
+         "--jobs", "2", "--dir", str(out), "--", "pytest", SUITE, "-p", "no:randomly", "-q"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    doc = json.loads((out / "resilience.json").read_text())
+    assert doc["profile_names"] == ["baseline", "duplicates"]
+    assert outcomes(doc, TRUSTING) == {"baseline": "passed", "duplicates": "failed"}
+    assert outcomes(doc, IDEMPOTENT) == {"baseline": "passed", "duplicates": "passed"}
+    assert (out / "logs" / "duplicates.txt").is_file()
+
+
+def test_cli_lists_the_profiles() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "idv_mock.cli", "resilience", "--list"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    names = [line.split()[0] for line in done.stdout.splitlines()]
+    assert names == list(profiles.ORDER)

@@ -16,7 +16,8 @@ Options (command line > environment > ini > default): ``--idv-mock-seed-count``
 ``--idv-resilience`` runs the selected tests once per resilience profile instead (each in a
 subprocess with ``IDV_MOCK_PROFILE`` set, which the fixtures apply to every project they
 hand out) and reports the grid; ``--idv-resilience-profiles a,b`` picks profiles (names or
-files), ``--idv-resilience-dir`` where the JSON and HTML go. In such a subprocess,
+files), ``--idv-resilience-dir`` where the JSON and HTML go, ``--idv-resilience-jobs N``
+how many profiles run at once. In such a subprocess,
 ``IDV_MOCK_RESILIENCE_OUT`` names the file where each test's outcome is written.
 """
 
@@ -44,7 +45,11 @@ MARKERS = (
     "idv_webhook_delivery(**levers): webhook delivery levers of this test's default project "
     "(duplicate, delay_seconds, hold, drop, fail_first, events, auto_release)",
 )
-RESILIENCE_FLAGS = ("--idv-resilience-profiles", "--idv-resilience-dir")  # take a value
+RESILIENCE_FLAGS = (  # take a value
+    "--idv-resilience-profiles",
+    "--idv-resilience-dir",
+    "--idv-resilience-jobs",
+)
 OUT_ENV = "IDV_MOCK_RESILIENCE_OUT"
 
 
@@ -70,6 +75,12 @@ def pytest_addoption(parser: Any) -> None:
         default="idv-resilience",
         help="where resilience.json and resilience.html are written",
     )
+    group.addoption(
+        "--idv-resilience-jobs",
+        type=int,
+        default=1,
+        help="profiles run at the same time (each its own pytest process)",
+    )
 
 
 def pytest_configure(config: Any) -> None:
@@ -91,7 +102,11 @@ def pytest_cmdline_main(config: Any) -> int | None:
     profiles = [n.strip() for n in names.split(",") if n.strip()] if names else None
     args = without_resilience_flags(list(config.invocation_params.args))
     try:
-        code: int = runner.run_all(args, profiles, config.getoption("idv_resilience_dir"))
+        where, jobs = (
+            config.getoption("idv_resilience_dir"),
+            config.getoption("idv_resilience_jobs"),
+        )
+        code: int = runner.run_all(args, profiles, where, jobs=jobs)
     except ValueError as exc:  # a profile that cannot be found or read
         import pytest
 

@@ -174,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--profiles", default=None, help="comma-separated names or files (all built-in)"
     )
     resilience.add_argument("--dir", default="idv-resilience", help="where the report goes")
+    resilience.add_argument("--jobs", type=int, default=1, help="profiles run at once (1)")
     resilience.add_argument("--list", action="store_true", help="list the built-in profiles")
     resilience.add_argument("pytest", nargs=argparse.REMAINDER, help="-- pytest ARGS")
     sub.add_parser(
@@ -222,7 +223,7 @@ def run_resilience(args: argparse.Namespace) -> int:
     rest = rest[1:] if rest[:1] == ["pytest"] else rest
     names = [n.strip() for n in args.profiles.split(",") if n.strip()] if args.profiles else None
     try:
-        return runner.run_all(rest, names, args.dir)
+        return runner.run_all(rest, names, args.dir, jobs=args.jobs)
     except profiles.ProfileError as exc:
         print(f"idv-mock resilience: {exc}", file=sys.stderr)
         return 2

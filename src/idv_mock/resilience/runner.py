@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -75,28 +76,50 @@ def run_all(
     out_dir: str | Path = "idv-resilience",
     stream: TextIO = sys.stdout,
     cwd: str | None = None,
+    jobs: int = 1,
 ) -> int:
-    """Run the suite per profile, print the grid, write JSON and HTML; the exit code: 0,
-    1 when a test passing under baseline fails under a profile, 2 when a run broke (a
-    collection error, a bad argument: pytest's own exit code >= 2)."""
+    """Run the suite per profile (``jobs`` profiles at a time), print the grid, write JSON
+    and HTML; the exit code: 0, 1 when a test passing under baseline fails under a profile,
+    2 when a run broke (a collection error, a bad argument: pytest's own exit code >= 2)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     profiles = profiles_named(profile_names)
-    runs: list[Run] = []
     stream.write(f"idv-mock resilience: {len(profiles)} profiles, pytest {' '.join(pytest_args)}\n")
-    for n, profile in enumerate(profiles, 1):
-        stream.write(f"[{n}/{len(profiles)}] {profile.name:<14} ")
-        stream.flush()
-        run = run_profile(profile, pytest_args, out, cwd)
-        runs.append(run)
-        stream.write(_progress(run) + "\n")
-        stream.flush()
+    runs = _runs(profiles, pytest_args, out, stream, cwd, max(1, jobs))
     grid = report.grid(runs_as_json(runs))
     stream.write("\n" + report.text(grid))
     (out / "resilience.json").write_text(json.dumps(grid, indent=2) + "\n", encoding="utf-8")
     (out / "resilience.html").write_text(report.html(grid), encoding="utf-8")
     stream.write(f"\nwritten: {out / 'resilience.json'}, {out / 'resilience.html'}\n")
     return int(grid["exit_code"])
+
+
+def _runs(
+    profiles: list[Profile],
+    pytest_args: Sequence[str],
+    out: Path,
+    stream: TextIO,
+    cwd: str | None,
+    jobs: int,
+) -> list[Run]:
+    """Each profile's run, in the profiles' order; a progress line as each one ends."""
+    total = len(profiles)
+
+    def one(n: int, profile: Profile) -> Run:
+        if jobs == 1:
+            stream.write(f"[{n}/{total}] {profile.name:<14} ")
+            stream.flush()
+        run = run_profile(profile, pytest_args, out, cwd)
+        prefix = "" if jobs == 1 else f"[{n}/{total}] {profile.name:<14} "
+        stream.write(prefix + _progress(run) + "\n")
+        stream.flush()
+        return run
+
+    if jobs == 1:
+        return [one(n, p) for n, p in enumerate(profiles, 1)]
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(one, n, p) for n, p in enumerate(profiles, 1)]
+        return [f.result() for f in futures]
 
 
 def _progress(run: Run) -> str:
