@@ -138,12 +138,15 @@ def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Serv
     """The session's service: its seeded start state is kept in pytest's cache (keyed by
     the configuration and the installed code), so later sessions restore it instead of
     loading Faker and seeding again (most of a first fixture's cost). Without the cache
-    plugin (``-p no:cacheprovider``), or with ``--cache-clear``, it seeds as usual."""
+    plugin (``-p no:cacheprovider``), with ``--cache-clear``, or on the wall clock (a start
+    stamped now), it seeds as usual."""
     import orjson
 
     from idv_mock import Service
 
     cache = getattr(pytestconfig, "cache", None)
+    if config.clock_mode != "tick":  # a wall-clock start is stamped with today's time
+        cache = None
     path = None if cache is None else cache.mkdir("idv-mock") / f"start-{_start_key(config)}.json"
     if path is not None and path.is_file():
         try:
