@@ -11,8 +11,9 @@ export carries them; the dispatcher keeps the counters that ``drop.first`` and
 
 from __future__ import annotations
 
+import copy
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from idv_mock import schemas
@@ -29,12 +30,13 @@ class DeliveryLevers:
     hold: bool = False
     drop_first: int = 0
     drop_share: float = 0.0
-    drop_seed: int = 0
+    drop_seed: int | None = None  # as given (None: not given, drawn as seed 0)
     fail_first: int = 0
     events: tuple[str, ...] = ()  # the events the levers apply to (empty: every event)
     release_after: float = 0.0  # with hold: a held batch goes out by itself after this long
     release_order: str = "queued"
     release_seed: int = 0
+    source: dict[str, Any] = field(default_factory=dict, compare=False)  # the document given
 
     @classmethod
     def problems(cls, doc: Any) -> list[str]:
@@ -52,35 +54,18 @@ class DeliveryLevers:
             hold=bool(doc.get("hold", False)),
             drop_first=int(drop.get("first", 0)),
             drop_share=float(drop.get("share", 0.0)),
-            drop_seed=int(drop.get("seed", 0)),
+            drop_seed=drop.get("seed"),
             fail_first=int(doc.get("fail_first", 0)),
             events=tuple(doc.get("events", ())),
             release_after=float(release.get("after_seconds", 0)),
             release_order=str(release.get("order", "queued")),
             release_seed=int(release.get("seed", 0)),
+            source=copy.deepcopy(doc),
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The document ``from_json`` reads, with only the levers that are on."""
-        doc: dict[str, Any] = {}
-        if self.duplicate != 1:
-            doc["duplicate"] = self.duplicate
-        if self.delay_seconds:
-            doc["delay_seconds"] = self.delay_seconds
-        if self.hold:
-            doc["hold"] = True
-        if self.drop_first:
-            doc["drop"] = {"first": self.drop_first}
-        elif self.drop_share:
-            doc["drop"] = {"share": self.drop_share, "seed": self.drop_seed}
-        if self.fail_first:
-            doc["fail_first"] = self.fail_first
-        if self.events:
-            doc["events"] = list(self.events)
-        if self.release_after:
-            order = {"order": self.release_order, "seed": self.release_seed}
-            doc["auto_release"] = {"after_seconds": self.release_after, **order}
-        return doc
+        """The levers as they were given (``GET`` reads back what ``PUT`` set)."""
+        return copy.deepcopy(self.source)
 
     def applies_to(self, event: str) -> bool:
         """Whether the levers steer this event's deliveries (else it goes out promptly)."""
@@ -103,7 +88,7 @@ class LeverCounters:
         self.levers = levers
         self.webhooks = 0
         self.failed = 0
-        self._draw = random.Random(levers.drop_seed)
+        self._draw = random.Random(levers.drop_seed or 0)
 
     def drops_next(self) -> bool:
         """Whether the next webhook is dropped (counts it)."""
