@@ -32,6 +32,7 @@ import clock  # noqa: E402
 import inprocess  # noqa: E402
 import interception  # noqa: E402
 import lifecycle  # noqa: E402
+import plugin_cost  # noqa: E402
 import raw_asgi  # noqa: E402
 import report  # noqa: E402
 import restart  # noqa: E402
@@ -42,6 +43,7 @@ import throughput  # noqa: E402
 PARTS = (
     *("throughput", "inprocess", "lifecycle", "scale", "interception", "restart", "startup"),
     "clock",
+    "plugin",
 )
 
 
@@ -177,6 +179,7 @@ RUNNERS = {
     "restart": restart.part,
     "startup": startup.part,
     "clock": clock.part,
+    "plugin": plugin_cost.part,
 }
 
 

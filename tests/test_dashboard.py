@@ -252,6 +252,33 @@ def test_a_delivery_is_sent_again(ui: httpx.Client, service: Service) -> None:
     assert ui.post(f"{UI}/webhooks/wh-999/resend").status_code == 404
 
 
+def test_delivery_levers_are_set_held_webhooks_released_and_listed_by_state(
+    ui: httpx.Client, service: Service
+) -> None:
+    service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
+    form = {"duplicate": "2", "hold": "1", "delay_seconds": "", "drop_first": "", "fail_first": ""}
+    assert ui.post(f"{UI}/webhooks/delivery", data=form).status_code == 303
+    assert service.delivery_levers("default") == {"duplicate": 2, "hold": True}
+    page = ui.get(f"{UI}/webhooks").text
+    assert 'data-testid="levers-now">{"duplicate": 2, "hold": true}<' in page
+    service.create_submission("default", {"kyc": {"result": "pending"}}, fire_webhooks=True)
+    held = ui.get(f"{UI}/webhooks", params={"state": "held"}).text
+    assert held.count('data-testid="delivery"') == 2
+    assert (
+        ui.get(f"{UI}/webhooks", params={"state": "delivered"}).text.count('data-testid="delivery"')
+        == 0
+    )
+    response = ui.post(f"{UI}/webhooks/release", data={"order": "reversed", "seed": "0"})
+    assert response.status_code == 303
+    assert service.deliveries_in("default", "held") == []
+    assert ui.post(f"{UI}/webhooks/delivery", data={"duplicate": "x"}).status_code == 400
+    assert ui.post(f"{UI}/webhooks/delivery", data={"duplicate": "0"}).status_code == 400
+    assert ui.post(f"{UI}/webhooks/release", data={"order": "sideways"}).status_code == 400
+    assert ui.get(f"{UI}/webhooks", params={"state": "lost"}).status_code == 400
+    assert ui.post(f"{UI}/webhooks/delivery", data={}).status_code == 303
+    assert service.delivery_levers("default") == {}
+
+
 def test_projects_page_masks_keys_switches_and_resets(ui: httpx.Client, service: Service) -> None:
     service.create_project({"project_id": "other", "api_key": "other-secret-key"})
     page = ui.get(f"{UI}/").text

@@ -16,10 +16,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "idv_mock"
 # ARCHITECTURE.md's table: layer number -> the modules in it (a name covers its subpackage)
 LAYERS: dict[int, tuple[str, ...]] = {
     0: ("errors", "clock", "schemas", "crypto", "jsondepth", "addresses"),
-    1: ("fake", "aml", "webhooks", "receiver", "transport"),
+    1: ("fake", "aml", "delivery", "webhooks", "receiver", "transport"),
     2: ("backend",),
     3: ("api", "web", "openapi"),
-    4: ("persistence", "verify", "strategies", "scenarios", "intercept", "idv_mock"),
+    4: ("persistence", "verify", "strategies", "scenarios", "intercept", "resilience", "idv_mock"),
     5: ("cli",),
 }
 # third-party packages a layer must not import, whatever its number

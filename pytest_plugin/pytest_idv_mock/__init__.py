@@ -13,11 +13,19 @@ Options (command line > environment > ini > default): ``--idv-mock-seed-count``
 (``IDV_MOCK_HOST``, ``idv_mock_host``, 127.0.0.1), ``--idv-mock-port``
 (``IDV_MOCK_PORT``, ``idv_mock_port``, 0 = a free port), ``--idv-mock-clock``
 (``IDV_MOCK_CLOCK``, ``idv_mock_clock``, tick: the clock mode of every project).
+
+``--idv-resilience`` runs the selected tests once per resilience profile instead (each in a
+subprocess with ``IDV_MOCK_PROFILE`` set, which the fixtures apply to every project they
+hand out) and reports the grid; ``--idv-resilience-profiles a,b`` picks profiles (names or
+files), ``--idv-resilience-dir`` where the JSON and HTML go, ``--idv-resilience-jobs N``
+how many profiles run at once. In such a subprocess,
+``IDV_MOCK_RESILIENCE_OUT`` names the file where each test's outcome is written.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 
 TYPE_CHECKING = False  # not typing's: importing typing (and re) would double the import cost
 if TYPE_CHECKING:
@@ -37,7 +45,15 @@ MARKERS = (
     "idv_mock(seed_count=None, random_seed=None, api_key=None, admins=None, options=None, "
     "clock=None): this test's default project, different from the session's "
     "(clock: tick, wall or frozen)",
+    "idv_webhook_delivery(**levers): webhook delivery levers of this test's default project "
+    "(duplicate, delay_seconds, hold, drop, fail_first, events, auto_release)",
 )
+RESILIENCE_FLAGS = (  # take a value
+    "--idv-resilience-profiles",
+    "--idv-resilience-dir",
+    "--idv-resilience-jobs",
+)
+OUT_ENV = "IDV_MOCK_RESILIENCE_OUT"
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -46,6 +62,28 @@ def pytest_addoption(parser: Any) -> None:
         flag = "--idv-mock-" + name.replace("_", "-")
         group.addoption(flag, dest=f"idv_mock_{name}", default=None, help=help_text)
         parser.addini(f"idv_mock_{name}", help_text, default=default)
+    group.addoption(
+        "--idv-resilience",
+        action="store_true",
+        default=False,
+        help="run the selected tests once per resilience profile and report the grid",
+    )
+    group.addoption(
+        "--idv-resilience-profiles",
+        default=None,
+        help="comma-separated profiles (built-in names or files; default: all built-in)",
+    )
+    group.addoption(
+        "--idv-resilience-dir",
+        default="idv-resilience",
+        help="where resilience.json and resilience.html are written",
+    )
+    group.addoption(
+        "--idv-resilience-jobs",
+        type=int,
+        default=1,
+        help="profiles run at the same time (each its own pytest process)",
+    )
 
 
 def pytest_configure(config: Any) -> None:
@@ -53,6 +91,79 @@ def pytest_configure(config: Any) -> None:
         config.addinivalue_line("markers", line)
     fixtures = importlib.import_module("pytest_idv_mock.fixtures")
     config.pluginmanager.register(fixtures, "idv_mock.fixtures")
+    out = os.environ.get(OUT_ENV)
+    if out and not hasattr(config, "workerinput"):  # xdist's workers relay their reports
+        config.pluginmanager.register(OutcomeRecorder(out), "idv_mock.resilience_outcomes")
+
+
+def pytest_cmdline_main(config: Any) -> int | None:
+    """``--idv-resilience``: the suite once per profile, in subprocesses, then the grid."""
+    if not config.getoption("idv_resilience", False) or os.environ.get(OUT_ENV):
+        return None
+    runner = importlib.import_module("idv_mock.resilience.runner")
+    names = config.getoption("idv_resilience_profiles")
+    profiles = [n.strip() for n in names.split(",") if n.strip()] if names else None
+    args = without_resilience_flags(list(config.invocation_params.args))
+    try:
+        where, jobs = (
+            config.getoption("idv_resilience_dir"),
+            config.getoption("idv_resilience_jobs"),
+        )
+        code: int = runner.run_all(args, profiles, where, jobs=jobs)
+    except ValueError as exc:  # a profile that cannot be found or read
+        import pytest
+
+        raise pytest.UsageError(str(exc)) from None
+    return code
+
+
+def without_resilience_flags(args: list[str]) -> list[str]:
+    """The command line a profile's run gets: ours removed, the rest as given."""
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--idv-resilience" or arg.startswith(tuple(f + "=" for f in RESILIENCE_FLAGS)):
+            continue
+        elif arg in RESILIENCE_FLAGS:
+            skip = True
+        else:
+            kept.append(arg)
+    return kept
+
+
+class OutcomeRecorder:
+    """Each test's outcome and the first line of its failure, written as JSON at the end
+    of the session (the resilience runner reads it)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.outcomes: dict[str, dict[str, str]] = {}
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        found = self.outcomes.setdefault(report.nodeid, {"outcome": "passed", "message": ""})
+        if report.failed:
+            first = found["outcome"] == "passed"
+            found["outcome"] = "failed" if report.when == "call" else "error"
+            if first:
+                found["message"] = first_line(report)
+        elif report.skipped and found["outcome"] == "passed":
+            found["outcome"] = "skipped"
+
+    def pytest_sessionfinish(self) -> None:
+        import json  # only in a profile's run: json imports re, which this module avoids
+
+        with open(self.path, "w", encoding="utf-8") as out:
+            json.dump(self.outcomes, out)
+
+
+def first_line(report: Any) -> str:
+    """The failing assertion's first line (``AssertionError: assert 'a' == 'b'``)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = str(crash.message) if crash is not None else str(report.longrepr).strip()
+    lines = text.splitlines() or [""]
+    return (lines[0] if crash is not None else lines[-1])[:300]
 
 
 def __getattr__(name: str) -> Any:

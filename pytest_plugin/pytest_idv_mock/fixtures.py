@@ -70,7 +70,9 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     import uvicorn
 
     # quiet: a failing test's captured output should show the test, not the server
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, ws="none"
+    )  # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
     thread.start()
@@ -89,11 +91,21 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
 
 def server_app(service: Service) -> Any:
     """The app a live fixture serves: the mock, with the dashboard's scenario runner."""
-    from idv_mock import create_app, scenarios
+    from idv_mock import create_app
 
     app = create_app(service)
-    app.state.scenarios = scenarios
+    app.state.scenarios = LazyScenarios()
     return app
+
+
+class LazyScenarios:
+    """``idv_mock.scenarios`` for the dashboard, imported when it first runs one: the
+    import (httpx, YAML) would otherwise be most of a live fixture's first use."""
+
+    def __getattr__(self, name: str) -> Any:
+        from idv_mock import scenarios
+
+        return getattr(scenarios, name)
 
 
 # --- the service ---
@@ -123,12 +135,59 @@ def _clock_mode(config: pytest.Config) -> str:
 
 
 @pytest.fixture(scope="session")
-def _idv_session_service(idv_service_config: ServiceConfig) -> Iterator[Service]:
-    from idv_mock import Service
-
-    service = Service(idv_service_config)
+def _idv_session_service(
+    idv_service_config: ServiceConfig, pytestconfig: pytest.Config
+) -> Iterator[Service]:
+    service = _started_service(idv_service_config, pytestconfig)
     yield service
     service.close()
+
+
+def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Service:
+    """The session's service: its seeded start state is kept in pytest's cache (keyed by
+    the configuration and the installed code), so later sessions restore it instead of
+    loading Faker and seeding again (most of a first fixture's cost). Without the cache
+    plugin (``-p no:cacheprovider``), with ``--cache-clear``, or on the wall clock (a start
+    stamped now), it seeds as usual."""
+    import orjson
+
+    from idv_mock import Service
+
+    cache = getattr(pytestconfig, "cache", None)
+    if config.clock_mode != "tick":  # a wall-clock start is stamped with today's time
+        cache = None
+    path = None if cache is None else cache.mkdir("idv-mock") / f"start-{_start_key(config)}.json"
+    if path is not None and path.is_file():
+        try:
+            return Service(config, start=orjson.loads(path.read_bytes()))
+        except Exception:  # a damaged or foreign file: seed as usual, and write it again
+            pass
+    service = Service(config)
+    if path is not None:
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")  # xdist workers may race: rename
+        temporary.write_bytes(service.export_state_json())
+        os.replace(temporary, path)
+    return service
+
+
+def _start_key(config: ServiceConfig) -> str:
+    """What a start state depends on: the configuration, the package's files and Faker's
+    (their sizes and times: an edited rule or schema, another Faker, makes a new start)."""
+    import hashlib
+    import importlib.util
+    from pathlib import Path
+
+    from idv_mock import schemas
+
+    faker = importlib.util.find_spec("faker")  # found, not imported
+    files = [Path(faker.origin)] if faker is not None and faker.origin else []
+    files += sorted(Path(schemas.schema_dir()).glob("*.json"))
+    files += sorted(Path(schemas.__file__).resolve().parent.rglob("*.py"))
+    digest = hashlib.sha256(repr(config).encode())
+    for found in files:
+        stat = found.stat()
+        digest.update(f"{found}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:24]
 
 
 @pytest.fixture
@@ -155,6 +214,10 @@ def idv_service(
     scenario = request.node.get_closest_marker("idv_scenario")
     if scenario is not None:
         _load_scenario(service, str(scenario.args[0]))
+    _apply_profile(service, "default")
+    delivery = request.node.get_closest_marker("idv_webhook_delivery")
+    if delivery is not None:
+        _set_levers(service, "default", dict(delivery.kwargs))
     yield service
     if service is not _idv_session_service:
         service.close()
@@ -166,6 +229,38 @@ def _own_service(base: ServiceConfig, changes: dict[str, Any]) -> Service:
     if "admins" in changes:
         changes["admins"] = tuple(changes["admins"])
     return Service(dataclasses.replace(base, **changes))
+
+
+@functools.cache
+def _profile() -> Any:
+    """The resilience profile this run applies (``IDV_MOCK_PROFILE``), or None."""
+    name = os.environ.get("IDV_MOCK_PROFILE")
+    if not name:
+        return None
+    from idv_mock.resilience import profiles
+
+    try:
+        return profiles.load(name)
+    except profiles.ProfileError as exc:
+        raise pytest.UsageError(f"IDV_MOCK_PROFILE: {exc}") from None
+
+
+def _apply_profile(service: Service, project_id: str) -> None:
+    """The run's resilience profile on a project the plugin hands out (none: nothing)."""
+    profile = _profile()
+    if profile is not None:
+        from idv_mock.resilience import profiles
+
+        profiles.apply(service, project_id, profile)
+
+
+def _set_levers(service: Service, project_id: str, levers: dict[str, Any]) -> None:
+    from idv_mock.backend import InvalidInput
+
+    try:
+        service.set_delivery_levers(project_id, levers)
+    except InvalidInput as exc:
+        raise pytest.UsageError(f"idv_webhook_delivery marker: {exc} {exc.problems}") from None
 
 
 def _load_scenario(service: Service, name_or_path: str) -> None:
@@ -323,6 +418,7 @@ def idv_project(_idv_live: IdvServer, request: pytest.FixtureRequest) -> IdvServ
     if marker is not None and marker.kwargs.get("clock"):  # its own clock takes the mode
         spec["options"] = {"clock_mode": marker.kwargs["clock"]}
     project = _idv_live.service.create_project(spec)
+    _apply_profile(_idv_live.service, project.project_id)
     return IdvServer(_idv_live.host, _idv_live.port, _idv_live.service, project.project_id)
 
 
@@ -423,6 +519,44 @@ def idv_webhook_receiver(idv_service: Service) -> Iterator[Any]:
     idv_service.update_project("default", {"options": {"webhook_url": receiver.url}})
     yield receiver
     receiver.stop()
+
+
+@dataclass
+class WebhookDelivery:
+    """A project's webhook delivery levers and deliveries, from a test: what the control
+    API's ``webhook-delivery`` and ``webhooks`` calls do, in-process."""
+
+    service: Service
+    project_id: str = "default"
+
+    def set(self, **levers: Any) -> dict[str, Any]:
+        """Replace the levers (``set()``: prompt delivery), e.g. ``set(duplicate=2)``."""
+        return self.service.set_delivery_levers(self.project_id, levers)
+
+    def get(self) -> dict[str, Any]:
+        return self.service.delivery_levers(self.project_id)
+
+    def deliveries(self, state: str | None = None) -> list[dict[str, Any]]:
+        """Delivery records (``state``: only those held, dropped, failed, delivered, ...)."""
+        return self.service.deliveries_in(self.project_id, state)
+
+    def release(self, order: str | list[str] = "queued", seed: int = 0) -> list[str]:
+        """Send held deliveries: ``queued``, ``reversed``, ``shuffle`` or a list of ids."""
+        return self.service.release_webhooks(self.project_id, {"order": order, "seed": seed})
+
+    def resend(self, delivery_id: str) -> dict[str, Any]:
+        """Send a recorded delivery again now (a new record with ``resend_of``)."""
+        return self.service.resend(self.project_id, delivery_id)
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until nothing is queued, in flight or delayed (held ones do not count)."""
+        return self.service.webhooks.wait_idle(timeout)
+
+
+@pytest.fixture
+def idv_webhook_delivery(idv_service: Service) -> WebhookDelivery:
+    """The default project's webhook delivery levers and records (see ``WebhookDelivery``)."""
+    return WebhookDelivery(idv_service)
 
 
 # --- interception ---

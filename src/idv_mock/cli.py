@@ -195,6 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     openapi_cmd.add_argument(
         "--openapi-version", choices=("3.1", "3.0"), default="3.1", help="(3.1)"
     )
+    resilience = sub.add_parser(
+        "resilience",
+        help="run a pytest suite once per resilience profile: idv-mock resilience -- pytest ARGS",
+    )
+    resilience.add_argument(
+        "--profiles", default=None, help="comma-separated names or files (all built-in)"
+    )
+    resilience.add_argument("--dir", default="idv-resilience", help="where the report goes")
+    resilience.add_argument("--jobs", type=int, default=1, help="profiles run at once (1)")
+    resilience.add_argument("--list", action="store_true", help="list the built-in profiles")
+    resilience.add_argument("pytest", nargs=argparse.REMAINDER, help="-- pytest ARGS")
     sub.add_parser(
         "verify",
         add_help=False,
@@ -225,7 +236,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_scenario(args)
     if args.command == "clock":
         return run_clock(args)
+    if args.command == "resilience":
+        return run_resilience(args)
     return run_crypto(args)
+
+
+def run_resilience(args: argparse.Namespace) -> int:
+    """``idv-mock resilience -- pytest ARGS``: the same run as ``pytest --idv-resilience``."""
+    from idv_mock.resilience import profiles, runner
+
+    if args.list:
+        for name in profiles.builtins():
+            print(f"{name:<14} {profiles.load(name).description}")
+        return 0
+    rest = list(args.pytest)
+    rest = rest[1:] if rest[:1] == ["--"] else rest
+    rest = rest[1:] if rest[:1] == ["pytest"] else rest
+    names = [n.strip() for n in args.profiles.split(",") if n.strip()] if args.profiles else None
+    try:
+        return runner.run_all(rest, names, args.dir, jobs=args.jobs)
+    except profiles.ProfileError as exc:
+        print(f"idv-mock resilience: {exc}", file=sys.stderr)
+        return 2
 
 
 def run_scenario(args: argparse.Namespace) -> int:

@@ -10,6 +10,13 @@ Every attempt is recorded (the newest ``max_records`` deliveries per project are
 a test or a demo can see what was sent, when, and what the receiver answered. The API
 call that caused an event never waits for it. ``clear`` (a reset, a project replaced)
 drops what is still queued and stops the retries of what is in flight.
+
+A project's delivery levers (``idv_mock.delivery``) make delivery misbehave as production
+does: a webhook dropped (recorded, never sent), sent several times, held until released
+in an order a test chooses, delayed (a timer thread hands it to the pool when due, so a
+waiting delivery holds no worker), or its first attempts answered as a failing receiver.
+Each record has a state: ``pending`` (queued), ``held``, ``delayed``, ``sending``,
+``delivered``, ``failed``, ``dropped`` or ``cancelled``.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import orjson
 
 from idv_mock import addresses
 from idv_mock.clock import iso
+from idv_mock.delivery import PROMPT, DeliveryLevers, LeverCounters, release_order
 
 if TYPE_CHECKING:  # imported where used: httpx costs about 40 ms at start-up
     import httpx
@@ -34,6 +42,20 @@ EVENT_HEADER = "X-Idv-Event"
 WORKERS = 4  # delivery threads shared by every project of a service
 IDLE_SECONDS = 10.0  # a worker with nothing to do for this long ends
 MAX_RECORDS = 10_000  # deliveries kept per project (oldest dropped), as the journal's size
+SETTLED = frozenset({"delivered", "failed", "dropped", "cancelled"})  # no more attempts
+FAILING_RECEIVER = 503  # what an attempt failed on purpose (``fail_first``) is answered
+
+
+def _real_time(project_id: str) -> float:
+    return time.monotonic()
+
+
+class NotHeld(ValueError):
+    """A release named deliveries that are not held (``ids``); nothing was released."""
+
+    def __init__(self, ids: list[str]) -> None:
+        super().__init__(", ".join(ids))
+        self.ids = ids
 
 
 @dataclass(slots=True)
@@ -47,10 +69,14 @@ class Delivery:
     created_at: str
     attempts: list[dict[str, Any]] = field(default_factory=list)
     status: str = "pending"
+    due: float = 0.0  # when a delayed delivery goes out, on its project's clock
+    copy: int = 1  # which of a duplicated webhook's deliveries (1 when not duplicated)
+    resend_of: str | None = None
 
     def describe(self) -> dict[str, Any]:
-        return {
+        found = {
             "id": self.id,
+            "delivery_id": self.id,
             "event": self.event,
             "webhook_trigger": self.payload.get("webhook_trigger", ""),
             "url": self.url,
@@ -58,9 +84,15 @@ class Delivery:
             "payload": self.body,
             "encrypted": self.body is not self.payload,
             "status": self.status,
+            "state": self.status,
             "created_at": self.created_at,
             "attempts": list(self.attempts),
         }
+        if self.copy > 1:
+            found["copy"] = self.copy
+        if self.resend_of is not None:
+            found["resend_of"] = self.resend_of
+        return found
 
 
 class Refused(Exception):
@@ -157,8 +189,14 @@ class WebhookDispatcher:
         workers: int = WORKERS,
         max_records: int = MAX_RECORDS,
         host_rule: HostRule | None = None,
+        now: Callable[[str], float] = _real_time,
     ) -> None:
         self.host_rule = host_rule or HostRule()
+        # a project's time in seconds, for delays: real time unless its clock is frozen
+        # (then ``wake`` is called when that clock moves, and due deliveries go out). It is
+        # called under the dispatcher's lock: it must not take the service's lock (the
+        # service calls ``send`` holding its own), only read a value.
+        self.now = now
         self.backoff = tuple(backoff)  # pauses between attempts: len(backoff) + 1 attempts
         self.timeout = timeout
         self.workers = max(1, workers)
@@ -170,6 +208,12 @@ class WebhookDispatcher:
         self._ready: deque[str] = deque()  # projects with events and no worker on them
         self._busy: set[str] = set()  # projects a worker is delivering for
         self._records: dict[str, deque[Delivery]] = {}
+        self._held: dict[str, list[Delivery]] = {}  # project id -> held deliveries, as queued
+        self._delayed: list[Delivery] = []  # in send order; the timer thread hands them over
+        self._releases: dict[str, tuple[float, str, int]] = {}  # auto_release: due, order, seed
+        self._counters: dict[str, LeverCounters] = {}
+        self._timer: threading.Thread | None = None
+        self._tick = threading.Condition(self._lock)  # a delay was added, or a clock moved
         self._threads: list[threading.Thread] = []
         self._counter = 0
         self._closed = False
@@ -179,35 +223,181 @@ class WebhookDispatcher:
         )
 
     def send(
-        self, project_id: str, url: str, event: str, payload: dict[str, Any], body: dict[str, Any]
+        self,
+        project_id: str,
+        url: str,
+        event: str,
+        payload: dict[str, Any],
+        body: dict[str, Any],
+        levers: DeliveryLevers = PROMPT,
     ) -> Delivery:
-        """Record a delivery and queue it; ``body`` is what goes on the wire."""
+        """Record a webhook's deliveries and queue, hold, delay or drop them as the project's
+        ``levers`` say; ``body`` is what goes on the wire. Answers the first delivery."""
         with self._lock:
-            self._counter += 1
-            delivery = Delivery(
-                f"wh-{self._counter}", project_id, event, url, payload, body, _now()
-            )
-            records = self._records.setdefault(project_id, deque(maxlen=self.max_records))
-            records.append(delivery)
-            if self._closed:
-                delivery.status = "cancelled"
-                return delivery
-            self._queued.setdefault(project_id, deque()).append(delivery)
-            if project_id not in self._busy and project_id not in self._ready:
-                self._ready.append(project_id)
-            self._start_worker()
-            self._wake.notify()
+            counters = self._counters_for(project_id, levers)
+            if not levers.applies_to(event):
+                levers = PROMPT
+            elif counters.drops_next():
+                return self._record(project_id, event, url, payload, body, "dropped")
+            first: Delivery | None = None
+            for copy in range(1, levers.duplicate + 1):
+                delivery = self._record(project_id, event, url, payload, body, "pending")
+                delivery.copy = copy
+                self._route(delivery, levers)
+                first = first or delivery
+            assert first is not None  # duplicate is at least 1 (the schema's minimum)
+            return first
+
+    def _counters_for(self, project_id: str, levers: DeliveryLevers) -> LeverCounters:
+        """The project's counters, started again when its levers were set anew."""
+        counters = self._counters.get(project_id)
+        if counters is None or counters.levers is not levers:
+            counters = self._counters[project_id] = LeverCounters(levers)
+        return counters
+
+    def _record(
+        self,
+        project_id: str,
+        event: str,
+        url: str,
+        payload: dict[str, Any],
+        body: dict[str, Any],
+        status: str,
+    ) -> Delivery:
+        """A new delivery record (under the lock)."""
+        self._counter += 1
+        delivery = Delivery(f"wh-{self._counter}", project_id, event, url, payload, body, _now())
+        delivery.status = status
+        records = self._records.setdefault(project_id, deque(maxlen=self.max_records))
+        records.append(delivery)
         return delivery
 
+    def _route(self, delivery: Delivery, levers: DeliveryLevers) -> None:
+        """Where a new delivery waits: held, delayed, or the project's queue (under the lock)."""
+        if self._closed:
+            delivery.status = "cancelled"
+        elif levers.hold:
+            delivery.status = "held"
+            self._held.setdefault(delivery.project_id, []).append(delivery)
+            if levers.release_after and delivery.project_id not in self._releases:
+                due = self.now(delivery.project_id) + levers.release_after
+                self._releases[delivery.project_id] = (
+                    due,
+                    levers.release_order,
+                    levers.release_seed,
+                )
+                self._start_timer()
+                self._tick.notify_all()
+        elif levers.delay_seconds > 0:
+            delivery.status = "delayed"
+            delivery.due = self.now(delivery.project_id) + levers.delay_seconds
+            self._delayed.append(delivery)
+            self._start_timer()
+            self._tick.notify_all()
+        else:
+            self._enqueue(delivery)
+
+    def _enqueue(self, delivery: Delivery) -> None:
+        """Queue a delivery behind its project's others (under the lock)."""
+        delivery.status = "pending"
+        project_id = delivery.project_id
+        self._queued.setdefault(project_id, deque()).append(delivery)
+        if project_id not in self._busy and project_id not in self._ready:
+            self._ready.append(project_id)
+        self._start_worker()
+        self._wake.notify()
+
     def resend(self, project_id: str, delivery_id: str) -> Delivery | None:
-        """Queue a recorded delivery's event again, as a new delivery to the same URL with the
-        same body (the dashboard's "send again"); None when no such delivery is recorded."""
+        """Send a recorded delivery's webhook again, now, as a new delivery to the same URL
+        with the same body (the control API's and the dashboard's "send again"; no drop,
+        hold, delay or duplicate applies, failing attempts still do); None when no such
+        delivery is recorded."""
         with self._lock:
-            records = self._records.get(project_id, ())
-            found = next((d for d in records if d.id == delivery_id), None)
-        if found is None:
-            return None
-        return self.send(project_id, found.url, found.event, found.payload, found.body)
+            found = self._find(project_id, delivery_id)
+            if found is None:
+                return None
+            again = self._record(
+                project_id, found.event, found.url, found.payload, found.body, "pending"
+            )
+            again.resend_of = found.id
+            if self._closed:
+                again.status = "cancelled"
+            else:
+                self._enqueue(again)
+            return again
+
+    def _find(self, project_id: str, delivery_id: str) -> Delivery | None:
+        records = self._records.get(project_id, ())
+        return next((d for d in records if d.id == delivery_id), None)
+
+    def held(self, project_id: str) -> list[str]:
+        """The ids of the project's held deliveries, in the order they were queued."""
+        with self._lock:
+            return [d.id for d in self._held.get(project_id, ())]
+
+    def release(self, project_id: str, order: Any = "queued", seed: int = 0) -> list[str]:
+        """Send held deliveries in the order asked (``queued``, ``reversed``, ``shuffle``
+        seeded by ``seed``, or a list of held ids: only those, in that order); answers the
+        ids released. Raises ``NotHeld`` (releasing nothing) for a listed id not held."""
+        with self._lock:
+            return self._release(project_id, order, seed)
+
+    def _release(self, project_id: str, order: Any, seed: int) -> list[str]:
+        """``release`` under the lock."""
+        held = self._held.get(project_id, [])
+        by_id = {d.id: d for d in held}
+        chosen = release_order(list(by_id), order, seed)
+        missing = [i for i in chosen if i not in by_id]
+        if missing:
+            raise NotHeld(missing)
+        for delivery_id in chosen:
+            self._enqueue(by_id.pop(delivery_id))
+        left = [d for d in held if d.id in by_id]
+        if left:
+            self._held[project_id] = left
+        else:
+            self._held.pop(project_id, None)
+        return chosen
+
+    def wake(self) -> None:
+        """A project's clock moved: delayed deliveries now due go out."""
+        with self._lock:
+            self._tick.notify_all()
+
+    def _start_timer(self) -> None:
+        """The timer thread, if it is not running (under the lock)."""
+        if self._timer is None or not self._timer.is_alive():
+            self._timer = threading.Thread(target=self._time, daemon=True, name="idv-webhook-timer")
+            self._timer.start()
+
+    def _time(self) -> None:
+        """Hand delayed deliveries to the pool when due, in send order, and release held
+        batches whose ``auto_release`` is due; ends when nothing waits."""
+        with self._lock:
+            while (self._delayed or self._releases) and not self._closed:
+                waits = self._auto_releases()
+                for delivery in list(self._delayed):
+                    left = delivery.due - self.now(delivery.project_id)
+                    if left <= 0:
+                        self._delayed.remove(delivery)
+                        self._enqueue(delivery)
+                    else:
+                        waits.append(left)
+                if waits:
+                    self._tick.wait(min(min(waits), IDLE_SECONDS))
+            self._timer = None
+
+    def _auto_releases(self) -> list[float]:
+        """Release the held batches now due (under the lock); the seconds left of the others."""
+        waits = []
+        for project_id, (due, order, seed) in list(self._releases.items()):
+            left = due - self.now(project_id)
+            if left <= 0:
+                del self._releases[project_id]
+                self._release(project_id, order, seed)
+            else:
+                waits.append(left)
+        return waits
 
     def _start_worker(self) -> None:
         """One more worker if all are taken and the pool has room (under the lock)."""
@@ -233,6 +423,7 @@ class WebhookDispatcher:
                         return
                     project_id = self._ready.popleft()
                     delivery = self._queued[project_id].popleft()
+                    delivery.status = "sending"
                     self._busy.add(project_id)
                 try:
                     self._deliver(client, delivery)
@@ -284,6 +475,10 @@ class WebhookDispatcher:
         target: Target | OSError,
     ) -> bool:
         record: dict[str, Any] = {"attempt": n, "at": _now()}
+        if self._fails_on_purpose(delivery.project_id):  # never sent: a failing receiver
+            record.update(status_code=FAILING_RECEIVER, duration_ms=0.0, simulated=True)
+            delivery.attempts.append(record)
+            return False
         started = time.perf_counter()
         try:
             if isinstance(target, OSError):
@@ -303,27 +498,35 @@ class WebhookDispatcher:
         delivery.attempts.append(record)
         return ok
 
+    def _fails_on_purpose(self, project_id: str) -> bool:
+        with self._lock:
+            counters = self._counters.get(project_id)
+            return counters is not None and counters.fails_next()
+
     def deliveries(
-        self, project_id: str | None = None, newest: int | None = None
+        self, project_id: str | None = None, newest: int | None = None, state: str | None = None
     ) -> list[dict[str, Any]]:
         """Deliveries in send order, each with its attempts; ``newest``: only the last so
-        many (a page showing a few need not describe all 10,000)."""
+        many (a page showing a few need not describe all 10,000); ``state``: only those in
+        that state."""
         with self._lock:
             if project_id is not None:  # one project's records are in send order already
                 found = list(self._records.get(project_id, ()))
             else:
                 found = sorted((d for r in self._records.values() for d in r), key=_sequence)
+        if state is not None:
+            found = [d for d in found if d.status == state]
         if newest is not None:
             found = found[-newest:] if newest > 0 else []
         return [d.describe() for d in found]
 
     def tally(self, project_id: str) -> tuple[int, int, int]:
-        """A project's deliveries, their attempts, and how many are no longer pending: the
-        counts a page polls for, without describing every record."""
+        """A project's deliveries, their attempts, and how many are settled (no attempt
+        left to make): the counts a page polls for, without describing every record."""
         with self._lock:
             found = list(self._records.get(project_id, ()))
         attempts = sum(len(d.attempts) for d in found)
-        return len(found), attempts, sum(d.status != "pending" for d in found)
+        return len(found), attempts, sum(d.status in SETTLED for d in found)
 
     def clear(self, project_id: str | None = None) -> None:
         """Forget the delivery records (of one project, or all), drop what is queued and
@@ -331,8 +534,16 @@ class WebhookDispatcher:
         with self._lock:
             for pid in [p for p in self._records if project_id in (None, p)]:
                 for delivery in self._records.pop(pid):
-                    if delivery.status == "pending":
+                    if delivery.status not in SETTLED:
                         delivery.status = "cancelled"
+            for pid in [p for p in self._held if project_id in (None, p)]:
+                del self._held[pid]
+            for pid in [p for p in self._counters if project_id in (None, p)]:
+                del self._counters[pid]
+            for pid in [p for p in self._releases if project_id in (None, p)]:
+                del self._releases[pid]
+            self._delayed = [d for d in self._delayed if project_id not in (None, d.project_id)]
+            self._tick.notify_all()
             for pid in [p for p in self._queued if project_id in (None, p)]:
                 self._queued.pop(pid)
                 if pid in self._ready:
@@ -349,7 +560,7 @@ class WebhookDispatcher:
         timeout."""
         deadline = time.monotonic() + timeout
         with self._idle:
-            while self._busy or any(self._queued.values()):  # in flight (one a project), queued
+            while self._busy or self._delayed or self._releases or any(self._queued.values()):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -362,6 +573,7 @@ class WebhookDispatcher:
         with self._lock:
             self._closed = True
             self._wake.notify_all()
+            self._tick.notify_all()
 
 
 def _sequence(delivery: Delivery) -> int:

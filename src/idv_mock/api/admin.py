@@ -180,7 +180,22 @@ async def issue_liveform_secret(request: Request) -> Response:
 
 
 async def list_webhooks(request: Request) -> Response:
-    return json_response({"deliveries": service_of(request).deliveries(_pid(request))})
+    """The project's deliveries; ``?state=held`` (or another state): only those."""
+    state = request.query_params.get("state") or None
+    found = service_of(request).deliveries_in(_pid(request), state)
+    return json_response({"deliveries": found})
+
+
+def _release(request: Request, body: dict[str, Any]) -> Any:
+    return {"released": service_of(request).release_webhooks(_pid(request), body)}
+
+
+def _resend(request: Request, body: dict[str, Any]) -> Any:
+    return service_of(request).resend(_pid(request), request.path_params["delivery_id"])
+
+
+def _set_levers(request: Request, body: dict[str, Any]) -> Any:
+    return service_of(request).set_delivery_levers(_pid(request), body)
 
 
 async def get_submission(request: Request) -> Response:
@@ -292,6 +307,12 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/projects/{project_id}/hosted-submissions": {"POST": hosted_submission},
     "/__admin/projects/{project_id}/liveform-secret": {"POST": issue_liveform_secret},
     "/__admin/projects/{project_id}/webhooks": {"GET": list_webhooks},
+    "/__admin/projects/{project_id}/webhooks/release": {"POST": _call(_release)},
+    "/__admin/projects/{project_id}/webhooks/{delivery_id}/resend": {"POST": _call(_resend, 201)},
+    "/__admin/projects/{project_id}/webhook-delivery": {
+        "GET": _call(lambda r, b: service_of(r).delivery_levers(_pid(r))),
+        "PUT": _call(_set_levers),
+    },
     "/__admin/projects/{project_id}/watchlist": {
         "GET": _call(lambda r, b: {"entries": service_of(r).watchlist(_pid(r))}),
         "POST": _call(lambda r, b: service_of(r).add_watchlist_entry(_pid(r), b), 201),

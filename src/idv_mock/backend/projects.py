@@ -18,6 +18,7 @@ from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.store import SubmissionStore
 from idv_mock.backend.tokens import TokenPool
 from idv_mock.clock import Clock
+from idv_mock.delivery import PROMPT, DeliveryLevers
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
 MIRRORED = tuple(k for k in schemas.option_defaults() if k.startswith(("option_", "policy_")))
@@ -45,6 +46,8 @@ class Project:
     def seconds(self, option: str) -> float:
         """A duration option (``token_expiry_seconds``, ...) in seconds."""
         return float(self.options.get(option) or schemas.option_defaults()[option])
+
+    delivery: DeliveryLevers = PROMPT  # how its webhooks go out (idv_mock.delivery)
 
     def admit_call(self) -> int | None:
         """None when the project's rate limit (option ``rate_limit_per_second``) lets a call

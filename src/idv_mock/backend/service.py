@@ -20,6 +20,7 @@ from idv_mock import crypto, schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
 from idv_mock.backend.calls import CallOperations, JournalReader
 from idv_mock.backend.dashboard_ops import DashboardOperations
+from idv_mock.backend.delivery_service import DeliveryOperations
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -72,6 +73,7 @@ class Service(
     TokenOperations,
     RecordOperations,
     TimeOperations,
+    DeliveryOperations,
 ):
     # what each kind of due item does when the project's clock reaches it (README "Time")
     _RULES: ClassVar[dict[str, Rule]] = {
@@ -80,7 +82,12 @@ class Service(
         "monitoring_cycle": ScreeningOperations._monitoring_cycle,
     }
 
-    def __init__(self, config: ServiceConfig | None = None) -> None:
+    def __init__(
+        self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
+    ) -> None:
+        """``start``: the seeded start state as ``export_state`` gave it for this same
+        config (the pytest plugin keeps one in pytest's cache), restored instead of seeding
+        again: no Faker to load, and byte for byte what seeding would make."""
         self.config = config or ServiceConfig()
         self._lock = threading.RLock()  # private: every read and change of state is a method
         self.changes = 0  # bumped by every change of lasting state: saves skip an idle state
@@ -93,14 +100,19 @@ class Service(
         rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
         self.webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
         self.webhooks.pause = self.webhook_pause  # a frozen project's retries wait on its clock
+        self.webhooks.now = self.webhook_now  # and its delivery delays
         self.clock = Clock(self.config.clock_mode)
         self.projects: dict[str, Project] = {}
         self._by_key: dict[str, Project] = {}
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
-        with snapshots.no_gc():
-            self._seed()
+        if start is None:
+            with snapshots.no_gc():
+                self._seed()
+        else:
+            self._restore(start)
+            self.factory.reseed(self.config.random_seed + POST_SEED)
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
@@ -469,7 +481,8 @@ class Service(
         return sub
 
     def _fire(self, project: Project, batch: list[events.Event]) -> None:
-        """Send webhooks to the project's URL (none without one), encrypted on a secure project."""
+        """Send webhooks to the project's URL (none without one), encrypted on a secure
+        project, as the project's delivery levers say."""
         url = project.options.get("webhook_url")
         if not url:
             return
@@ -481,7 +494,9 @@ class Service(
                     "data": crypto.encrypt(body, project.api_key, derivation),
                     "isEncrypted": True,
                 }
-            self.webhooks.send(project.project_id, str(url), event.name, event.payload, body)
+            self.webhooks.send(
+                project.project_id, str(url), event.name, event.payload, body, project.delivery
+            )
 
     # --- projection policies ---
     def create_projection(

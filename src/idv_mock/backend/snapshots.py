@@ -23,6 +23,7 @@ from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.tokens import TokenPool
 from idv_mock.clock import Clock
+from idv_mock.delivery import DeliveryLevers
 
 
 @contextlib.contextmanager
@@ -55,6 +56,7 @@ def export_project(project: Project) -> dict[str, Any]:
         "images": images.export(project.images),
         "clock": project.clock.export(),
         "due": project.schedule.export(),
+        **({} if project.delivery.prompt else {"webhook_delivery": project.delivery.to_json()}),
     }
 
 
@@ -76,6 +78,7 @@ def clone(project: Project) -> Project:
     fresh.images = {sid: dict(slots) for sid, slots in project.images.items()}  # bytes: immutable
     fresh.clock = Clock.restore(project.clock.export())
     fresh.schedule = project.schedule.copy()
+    fresh.delivery = project.delivery  # immutable
     return fresh
 
 
@@ -105,6 +108,7 @@ def import_project(doc: dict[str, Any], clock: dict[str, Any]) -> Project:
             project.schedule.add(
                 project.clock.peek() + cycle, "monitoring_cycle", {"worklist_id": wid}
             )
+    project.delivery = DeliveryLevers.from_json(doc.get("webhook_delivery", {}))
     known_keys = doc.get("dup_keys", {})
     for sub in doc["submissions"]:
         sid = sub["submission_id"]

@@ -24,7 +24,7 @@ from idv_mock.backend.schedule import Due
 from idv_mock.clock import iso, parse_instant, parse_iso
 
 if TYPE_CHECKING:
-    from idv_mock.webhooks import Delivery
+    from idv_mock.webhooks import Delivery, WebhookDispatcher
 
 Rule = Callable[[Any, Project, dict[str, Any], datetime], list[str]]
 LAST = datetime(9000, 1, 1, tzinfo=timezone.utc)  # time stops here: no test needs more
@@ -84,6 +84,7 @@ class TimeOperations:
         def project(self, project_id: str) -> Project: ...
 
         projects: dict[str, Project]
+        webhooks: WebhookDispatcher
 
     # --- public operations ---
     def project_clock(self, project_id: str) -> ProjectClock:
@@ -114,7 +115,9 @@ class TimeOperations:
             self.changes += 1
             fired = self._run_until(project, target)
             project.clock.advance_to(max(target, project.clock.peek()))
-            return {"now": iso(project.clock.peek()), "mode": project.clock.mode, "fired": fired}
+            answer = {"now": iso(project.clock.peek()), "mode": project.clock.mode, "fired": fired}
+        self.webhooks.wake()  # delayed deliveries of a frozen project now due go out
+        return answer
 
     def run_due(self, project: Project) -> None:
         """Run what fell due on the project's clock while time passed on its own (the web
@@ -177,7 +180,17 @@ class TimeOperations:
 
     _clock_watch: threading.Event | None = None
 
-    # --- webhook retries on a frozen clock ---
+    # --- webhook delays and retries on a frozen clock ---
+    def webhook_now(self, project_id: str) -> float:
+        """A project's time in seconds for the dispatcher's delays (``delay_seconds``,
+        ``auto_release``): its clock when ``frozen`` (the delay waits for an advance), else
+        real (monotonic) time. Called under the dispatcher's lock, so it reads without the
+        service's lock: one dict look-up and the clock's fields."""
+        project = self.projects.get(project_id)
+        if project is not None and project.clock.mode == "frozen":
+            return project.clock.peek().timestamp()
+        return time.monotonic()
+
     def webhook_pause(self, delivery: Delivery, seconds: float) -> None:
         """The delivery thread's pause before a retry: real time, except on a ``frozen``
         project, where the retry falls due on the project's clock and waits for an advance

@@ -19,14 +19,15 @@ import itertools
 import string
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
-from typing import Any
-
-from faker import Faker
+from typing import TYPE_CHECKING, Any
 
 from idv_mock.clock import stamp
 from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
 from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
 from idv_mock.fake.romanize import romanize
+
+if TYPE_CHECKING:  # imported on first use: Faker and its providers cost most of a second
+    from faker import Faker
 
 __all__ = [
     "IDENTITY_KEYS",
@@ -84,11 +85,29 @@ IDENTITY_KEYS = (
 
 @functools.cache
 def _prototype() -> Faker:
-    faker = Faker([loc for loc, _ in LOCALES.values()])
+    from faker import Faker
+
+    with _listing_cached():
+        faker = Faker([loc for loc, _ in LOCALES.values()])
     for locale, _ in LOCALES.values():
         for provider in faker[locale].providers:
             _fix_set_order(provider)
     return faker
+
+
+@contextlib.contextmanager
+def _listing_cached() -> Iterator[None]:
+    """Faker lists a provider package's locale folders once per provider and locale (209
+    directory scans for our 11 locales, most of a second): while our prototype is built,
+    each package is listed once. Faker's own function is put back afterwards."""
+    import faker.factory
+
+    original = faker.factory.list_module  # type: ignore[attr-defined]
+    faker.factory.list_module = functools.cache(original)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        faker.factory.list_module = original  # type: ignore[attr-defined]
 
 
 def _fix_set_order(provider: Any) -> None:
@@ -106,13 +125,23 @@ class SubmissionFactory(CheckParts):
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = FastRandom(seed)
-        self.faker = copy.deepcopy(_prototype())  # building a Faker costs ~30 ms per locale
-        self.faker.seed_instance(seed)
+        # made on first use (a service started from a saved start state may never need it)
+        self._faker: Faker | None = None
+        self._faker_seed = seed
         self._nations = list(LOCALES)
         self._cum_weights = list(itertools.accumulate(w for _, w in LOCALES.values()))
         self._pools: dict[str, PooledLocale] | None = None
         self._pool_size = POOL_SIZE
         self._epoch, self._generation, self._id_salt = 0, 0, 0
+
+    @property
+    def faker(self) -> Faker:
+        """The seeded Faker, built on first use: a copy of the prototype (building a Faker
+        costs ~30 ms per locale), seeded as the last ``reseed`` asked."""
+        if self._faker is None:
+            self._faker = copy.deepcopy(_prototype())
+            self._faker.seed_instance(self._faker_seed)
+        return self._faker
 
     def reseed(self, seed: int) -> None:
         """Start the same sequence again as a new factory with ``seed`` would (cheaply).
@@ -121,7 +150,9 @@ class SubmissionFactory(CheckParts):
         sequence of their own, so ids handed out before the reset are not handed out again.
         """
         self.rng.seed(seed)
-        self.faker.seed_instance(seed)
+        self._faker_seed = seed
+        if self._faker is not None:
+            self._faker.seed_instance(seed)
         if self._epoch:
             self._generation += 1
             self._id_salt = _id_salt(self._epoch, self._generation)

@@ -25,6 +25,7 @@ class Control(Protocol):
     def watchlist_submission(self, pid: str, entry_id: str, overrides: dict[str, Any]) -> str: ...
     def worklist(self, pid: str, spec: dict[str, Any]) -> str: ...
     def tokens(self, pid: str, ids: list[str]) -> None: ...
+    def delivery(self, pid: str, levers: dict[str, Any]) -> None: ...
 
 
 class Refused(Exception):
@@ -68,6 +69,9 @@ class ServiceControl:
 
     def tokens(self, pid: str, ids: list[str]) -> None:
         self.service.register_tokens(self.service.project(pid), ids)
+
+    def delivery(self, pid: str, levers: dict[str, Any]) -> None:
+        self.service.set_delivery_levers(pid, levers)
 
 
 @dataclass(slots=True)
@@ -128,6 +132,9 @@ class HttpControl:
             body = {"data": cipher(info)(body)}
         headers = {"x-api-key": str(info.get("api_key", ""))}
         self.call("POST", "/v3/submission/tokens", body, headers=headers)
+
+    def delivery(self, pid: str, levers: dict[str, Any]) -> None:
+        self.call("PUT", f"/__admin/projects/{pid}/webhook-delivery", levers)
 
 
 def cipher(info: Mapping[str, Any]) -> Callable[[Any], str]:

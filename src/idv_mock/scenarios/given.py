@@ -62,6 +62,7 @@ class Given:
         self._each("watchlist", lambda spec, pid: self.control.watch(pid, spec["entry"]))
         self._each("worklists", self._worklist)
         self._each("tokens", lambda spec, pid: self.control.tokens(pid, spec["ids"]))
+        self._each("webhook_delivery", lambda spec, pid: self.control.delivery(pid, spec["levers"]))
         self._each("submissions", self._submission)
         self._each("watchlist_submissions", self._watchlist_submission)
         return self.bound

@@ -8,7 +8,7 @@ from typing import Any
 
 DEFAULT_PROJECT = "default"
 GIVEN_ORDER = (  # the order in which given entries are applied
-    *("projects", "projections", "watchlist", "worklists", "tokens"),
+    *("projects", "projections", "watchlist", "worklists", "tokens", "webhook_delivery"),
     *("submissions", "watchlist_submissions"),
 )
 

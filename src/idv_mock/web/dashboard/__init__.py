@@ -13,7 +13,15 @@ from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 
 from idv_mock.api.guard import WriteGuard
-from idv_mock.web.dashboard import activity, projects, rules, scenarios, submissions, tokens
+from idv_mock.web.dashboard import (
+    activity,
+    delivery,
+    projects,
+    rules,
+    scenarios,
+    submissions,
+    tokens,
+)
 from idv_mock.web.dashboard.common import UI, Handler, page
 
 GET, POST = ["GET"], ["POST"]
@@ -34,6 +42,8 @@ TABLE: tuple[tuple[str, list[str], Handler], ...] = (
     ("/reports/{resource_id}", GET, submissions.report),
     ("/webhooks", GET, activity.webhooks),
     ("/webhooks/{delivery_id}/resend", POST, activity.resend),
+    ("/webhooks/delivery", POST, delivery.set_levers),
+    ("/webhooks/release", POST, delivery.release),
     ("/journal", GET, activity.journal),
     ("/faults", GET, rules.faults),
     ("/faults", POST, rules.add_fault),

@@ -7,6 +7,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from idv_mock.backend.delivery_service import STATES
 from idv_mock.web.dashboard.common import (
     UiError,
     current_project,
@@ -24,11 +25,20 @@ SHOWN = 200  # newest entries a page shows (the journal keeps up to 10,000)
 
 async def webhooks(request: Request) -> Response:
     pid = current_project(request).project_id
-    found = service(request).deliveries(pid, newest=SHOWN)[::-1]
+    state = request.query_params.get("state", "")
+    if state and state not in STATES:
+        raise UiError(400, f"state is one of {', '.join(STATES)}")
+    found = service(request).deliveries_in(pid, state or None)[-SHOWN:][::-1]
     for delivery in found:
         delivery["payload_json"] = pretty(delivery["payload"])
-    context = shell(request, "/webhooks")
-    return render(request, "webhooks.html", {**context, "deliveries": found})
+    context = {
+        **shell(request, "/webhooks"),
+        "deliveries": found,
+        "states": STATES,
+        "state": state,
+        "levers": service(request).delivery_levers(pid),
+    }
+    return render(request, "webhooks.html", context)
 
 
 async def resend(request: Request) -> Response:

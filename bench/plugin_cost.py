@@ -1,0 +1,222 @@
+"""Part 8: what the pytest plugin costs per test, beside the tools it replaces (issue 26).
+
+Each figure is a fresh ``python -m pytest`` process on a generated test file, the phases
+of every test timed by a small plugin (``report.duration`` of setup, call and teardown):
+
+- first use: the setup of a file's first test using ``idv_server`` / ``idv_client``,
+  beside pytest-httpserver's ``httpserver`` (targets: <= 0.25 s, <= 4x httpserver's), in a
+  run after the suite's first (pytest's cache then holds the seeded start state);
+- per test: 300 tests each making one GET with one shared ``httpx.Client``, the median
+  of tests 2..300 (the session's start-up left out): ``idv_mocked`` beside respx's
+  ``respx_mock`` (target <= 1.5x), ``idv_project`` beside ``httpserver`` (<= 1.2x).
+
+- the resilience report's overhead per profile: the wall time of ``pytest --idv-resilience``
+  over two profiles on a one-test file, divided by two, minus the wall time of a plain run
+  of the same file (target < 1 s).
+
+Why these figures matter: ``pytest --idv-resilience`` runs a suite once per profile, so
+the plugin's fixed and per-test costs are paid eight times.
+
+``python bench/plugin_cost.py`` runs it alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from report import Row, verdict
+
+PART = "8 plugin cost"
+FIRST_USE_S = 0.25
+FIRST_USE_FACTOR = 4.0
+MOCKED_FACTOR = 1.5
+PROJECT_FACTOR = 1.2
+RESILIENCE_OVERHEAD_S = 1.0
+TESTS = 300
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+TIMING_PLUGIN = """
+import json, os
+
+DURATIONS = {}
+
+
+def pytest_runtest_logreport(report):
+    DURATIONS.setdefault(report.nodeid, {})[report.when] = report.duration
+
+
+def pytest_sessionfinish(session):
+    with open(os.environ["BENCH_DURATIONS"], "w") as out:
+        json.dump(DURATIONS, out)
+"""
+
+HEADER = "import httpx\nimport pytest\n\nCLIENT = httpx.Client()\nURL = 'https://rest-api.argosidentity.com/v3/submission'\n"
+
+FILES = {
+    "first_idv_server": (
+        "def test_first(idv_server):\n"
+        "    r = CLIENT.get(idv_server.base_url + '/submission', params={'count': 1},\n"
+        "                   headers={'x-api-key': idv_server.api_key})\n"
+        "    assert r.status_code == 200\n"
+    ),
+    "first_idv_client": (
+        "def test_first(idv_client):\n"
+        "    assert idv_client.get('/submission', params={'count': 1}).status_code == 200\n"
+    ),
+    "first_httpserver": (
+        "def test_first(httpserver):\n"
+        "    httpserver.expect_request('/v3/submission').respond_with_json({'Items': []})\n"
+        "    assert CLIENT.get(httpserver.url_for('/v3/submission')).status_code == 200\n"
+    ),
+    "each_idv_mocked": (
+        "@pytest.mark.parametrize('n', range({tests}))\n"
+        "def test_each(idv_mocked, n):\n"
+        "    r = CLIENT.get(URL, params={{'count': 1}}, headers={{'x-api-key': 'mock-api-key'}})\n"
+        "    assert r.status_code == 200\n"
+    ),
+    "each_respx": (
+        "@pytest.mark.parametrize('n', range({tests}))\n"
+        "def test_each(respx_mock, n):\n"
+        "    respx_mock.get(URL).respond(json={{'Items': []}})\n"
+        "    assert CLIENT.get(URL, params={{'count': 1}}).status_code == 200\n"
+    ),
+    "each_idv_project": (
+        "@pytest.mark.parametrize('n', range({tests}))\n"
+        "def test_each(idv_project, n):\n"
+        "    r = CLIENT.get(idv_project.base_url + '/submission', params={{'count': 1}},\n"
+        "                   headers={{'x-api-key': idv_project.api_key}})\n"
+        "    assert r.status_code == 200\n"
+    ),
+    "each_httpserver": (
+        "@pytest.mark.parametrize('n', range({tests}))\n"
+        "def test_each(httpserver, n):\n"
+        "    httpserver.expect_request('/v3/submission').respond_with_json({{'Items': []}})\n"
+        "    assert CLIENT.get(httpserver.url_for('/v3/submission')).status_code == 200\n"
+    ),
+}
+
+
+def durations(folder: Path, name: str, tests: int) -> list[dict[str, float]]:
+    """Each test's phases of one generated file, run in a fresh pytest process."""
+    body = FILES[name]
+    test = folder / f"test_{name}.py"
+    test.write_text(HEADER + "\n\n" + (body.format(tests=tests) if "{tests}" in body else body))
+    out = folder / f"{name}.json"
+    env = {**ENV, "BENCH_DURATIONS": str(out), "PYTHONPATH": str(folder)}
+    command = [sys.executable, "-m", "pytest", str(test), "-q", "-p", "timing_plugin"]
+    command += ["-p", "no:randomly", "-p", "no:xdist"]
+    done = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{name}: pytest failed\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    found: dict[str, dict[str, float]] = json.loads(out.read_text())
+    return list(found.values())
+
+
+def wall(folder: Path, *args: str) -> float:
+    """Seconds a ``python -m pytest`` run takes, from outside."""
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *args]
+    subprocess.run(command, env=ENV, cwd=folder, capture_output=True, check=False)
+    return time.perf_counter() - started
+
+
+def resilience_overhead(folder: Path) -> float:
+    """Per profile: a two-profile report's wall time over two, less a plain run's."""
+    (folder / "test_resilience_one.py").write_text(HEADER + "\n\n" + FILES["first_idv_client"])
+    wall(folder, "test_resilience_one.py")  # warm: bytecode, pytest's cache of the start
+    plain = wall(folder, "test_resilience_one.py")
+    report = wall(
+        folder,
+        "--idv-resilience",
+        "--idv-resilience-profiles",
+        "baseline,duplicates",
+        "--idv-resilience-dir",
+        str(folder / "report"),
+        "test_resilience_one.py",
+    )
+    return report / 2 - plain
+
+
+def measure(tests: int = TESTS, rounds: int = 3) -> dict[str, Any]:
+    """Medians over ``rounds`` processes of each figure, in seconds."""
+    figures: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "timing_plugin.py").write_text(TIMING_PLUGIN)
+        durations(folder, "first_idv_server", 1)  # warm: bytecode, and pytest's cache holds
+        # the session's start state, as in every run of a suite after its first
+        for _ in range(rounds):
+            for name in FILES:
+                each = durations(folder, name, tests)
+                if name.startswith("first_"):
+                    figures.setdefault(name, []).append(each[0]["setup"])
+                else:
+                    per_test = [sum(p.values()) for p in each[1:]]
+                    figures.setdefault(name, []).append(statistics.median(per_test))
+            figures.setdefault("resilience_overhead", []).append(resilience_overhead(folder))
+    return {name: statistics.median(values) for name, values in figures.items()}
+
+
+def rows(found: dict[str, Any]) -> list[Row]:
+    base = found["first_httpserver"]
+    out = []
+    for name in ("first_idv_server", "first_idv_client"):
+        value = found[name]
+        ok = value <= FIRST_USE_S and value <= FIRST_USE_FACTOR * base
+        out.append(
+            Row(
+                PART,
+                f"first use of {name.removeprefix('first_')} (setup)",
+                f"{value * 1000:.0f} ms ({value / base:.1f}x httpserver's {base * 1000:.0f} ms)",
+                f"<= {FIRST_USE_S * 1000:.0f} ms, <= {FIRST_USE_FACTOR:.0f}x",
+                verdict(ok),
+            )
+        )
+    pairs = (
+        ("each_idv_mocked", "each_respx", MOCKED_FACTOR, "respx"),
+        ("each_idv_project", "each_httpserver", PROJECT_FACTOR, "httpserver"),
+    )
+    for mine, theirs, factor, label in pairs:
+        ratio = found[mine] / found[theirs]
+        out.append(
+            Row(
+                PART,
+                f"per test: {mine.removeprefix('each_')} vs {label}",
+                f"{found[mine] * 1000:.2f} ms vs {found[theirs] * 1000:.2f} ms ({ratio:.2f}x)",
+                f"<= {factor}x",
+                verdict(ratio <= factor),
+            )
+        )
+    overhead = found["resilience_overhead"]
+    out.append(
+        Row(
+            PART,
+            "resilience report: overhead per profile",
+            f"{overhead:.2f} s",
+            f"< {RESILIENCE_OVERHEAD_S:.0f} s",
+            verdict(overhead < RESILIENCE_OVERHEAD_S),
+        )
+    )
+    return out
+
+
+def part(ctx: Any, mode: Any) -> tuple[list[Row], dict[str, Any]]:
+    print("8. plugin cost (fresh pytest processes)", flush=True)
+    data = measure()
+    return rows(data), data
+
+
+if __name__ == "__main__":
+    from report import render
+
+    found = measure()
+    print(render(rows(found)))
+    print(json.dumps(found, indent=2))

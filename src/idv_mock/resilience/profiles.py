@@ -1,0 +1,111 @@
+"""Resilience profiles: named files of webhook delivery levers and API fault rules.
+
+A profile (``profiles/*.yaml``; packaged as ``idv_mock/resilience/profiles``) says how
+production misbehaves: ``duplicates``, ``reordered``, ``late``, ``lost-result``,
+``flaky-api``, ``slow-api``, ``rate-limited``, and ``baseline`` (nothing). Each is a few
+lines a user can copy and change; ``find`` takes a built-in name or a path. The pytest
+plugin applies the profile named by ``IDV_MOCK_PROFILE`` to every project it hands out.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from idv_mock import schemas
+
+if TYPE_CHECKING:
+    from idv_mock.backend import Service
+
+ENV = "IDV_MOCK_PROFILE"  # the profile (name or path) the pytest plugin applies
+ORDER = (
+    "baseline",
+    "duplicates",
+    "reordered",
+    "late",
+    "lost-result",
+    "flaky-api",
+    "slow-api",
+    "rate-limited",
+)
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be found or read."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    webhook_delivery: dict[str, Any] = field(default_factory=dict)
+    faults: tuple[dict[str, Any], ...] = ()
+    path: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "webhook_delivery": copy.deepcopy(self.webhook_delivery),
+            "faults": copy.deepcopy(list(self.faults)),
+        }
+
+
+def _builtin_dir() -> Path:
+    """The wheel's ``idv_mock/resilience/profiles``, else the repository's ``profiles/``."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "profiles", here.parents[2] / "profiles"):
+        if candidate.is_dir() and any(candidate.glob("*.yaml")):
+            return candidate
+    return here / "profiles"
+
+
+BUILTIN_DIR = _builtin_dir()
+
+
+def builtins() -> list[str]:
+    """The built-in profiles' names, in the report's order (others after, by name)."""
+    found = {p.stem for p in BUILTIN_DIR.glob("*.yaml")}
+    return [n for n in ORDER if n in found] + sorted(found - set(ORDER))
+
+
+def find(name_or_path: str) -> Path:
+    """A profile file by path, or a built-in one by name."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    named = BUILTIN_DIR / f"{name_or_path}.yaml"
+    if named.is_file():
+        return named
+    known = ", ".join(builtins())
+    raise ProfileError(f"{name_or_path}: no such file or built-in profile (built-in: {known})")
+
+
+def load(name_or_path: str) -> Profile:
+    """A profile, checked against ``schemas/profile.json``."""
+    path = find(name_or_path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ProfileError(f"{path}: {exc}") from None
+    problems = schemas.errors("profile.json", doc)
+    if problems:
+        raise ProfileError(f"{path}: " + "; ".join(problems))
+    return Profile(
+        path.stem,
+        doc["description"],
+        doc.get("webhook_delivery", {}),
+        tuple(doc.get("faults", ())),
+        str(path),
+    )
+
+
+def apply(service: Service, project_id: str, profile: Profile) -> None:
+    """Put the profile's levers and fault rules on one project."""
+    service.set_delivery_levers(project_id, copy.deepcopy(profile.webhook_delivery))
+    for rule in profile.faults:
+        service.add_fault(project_id, copy.deepcopy(rule))
