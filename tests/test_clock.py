@@ -318,13 +318,14 @@ def test_monitoring_cycle_alerts_only_on_something_new(
     assert admin.post(f"{CONTROL}/watchlist", json=entry).status_code == 201
     advance(admin, {"seconds": 3600})  # the cycle runs on its own schedule, not at once
     settle(live)
-    assert payloads(receiver, "aml_monitor") == []
+    (registered,) = payloads(receiver, "aml_monitor")  # the registration's own
+    brief = {"recordId": rid, "worklistId": wid, "created_at": registered_at}
+    assert registered["records"] == [brief]
     fired = advance(admin, {"seconds": 86400})["fired"]
     cycle_at = start + 2 * day
     assert [(f["at"], f["webhooks"]) for f in fired] == [(iso(cycle_at), ["aml_monitor"])]
     settle(live)
-    (payload,) = payloads(receiver, "aml_monitor")
-    brief = {"recordId": rid, "worklistId": wid, "created_at": registered_at}
+    _, payload = payloads(receiver, "aml_monitor")
     stored = admin.get(f"{CONTROL}/submissions/{sid}").json()
     assert payload == events.aml_monitor_event(stored, [brief]).payload
     assert payload["records"] == [brief]
@@ -335,7 +336,7 @@ def test_monitoring_cycle_alerts_only_on_something_new(
     fired = advance(admin, {"seconds": 5 * 86400})["fired"]  # the same match is not new
     assert [f["webhooks"] for f in fired] == [[]] * 5
     settle(live)
-    assert len(payloads(receiver, "aml_monitor")) == 1
+    assert len(payloads(receiver, "aml_monitor")) == 2
 
 
 def test_an_inactive_worklist_has_no_cycle(admin: httpx.Client, live: LiveServer) -> None:
