@@ -180,12 +180,16 @@ def test_projections_watchlist_and_worklists_are_created_and_deleted(
     assert service.own_watchlist("default") == []
     assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 404
 
+    def daily() -> dict[str, Any]:
+        return next(w for w in service.worklists("default") if w["id"] == "d-1")
+
+    seeded = service.worklists("default")  # the default worklist
     assert ui.post(f"{UI}/worklists", data={"name": "daily", "id": "d-1"}).status_code == 303
-    assert service.worklists("default")[0]["active"] is False  # the box was not ticked
+    assert daily()["active"] is False  # the box was not ticked
     assert ui.post(f"{UI}/worklists/d-1/activate").status_code == 303
-    assert service.worklists("default")[0]["active"] is True
+    assert daily()["active"] is True
     assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 303
-    assert service.worklists("default") == []
+    assert service.worklists("default") == seeded
     assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 404
     assert ui.post(f"{UI}/worklists/d-1/explode").status_code == 404
 

@@ -61,11 +61,54 @@ def _components() -> dict[str, Any]:
             continue
         stem = _component(name)
         found[stem] = _rewrite(schema, name)
-        if schema.get("title"):
-            found[stem].setdefault("description", schema["title"])
         for def_name, definition in schema.get("$defs", {}).items():
             found[f"{stem}.{def_name}"] = _rewrite(definition, name)
+    for stem, schema in found.items():
+        found[stem] = _typed(_flatten(schema, found))
     return found
+
+
+def _flatten(schema: dict[str, Any], found: dict[str, Any]) -> dict[str, Any]:
+    """``allOf: [{$ref: X}]`` plus refinements, as one schema: X merged with them.
+
+    Code generators make a model of each ``allOf`` part and a second one of the inline
+    refinements (a duplicate ``SubmissionFieldsData``); one merged schema is one model.
+    """
+    parts = schema.get("allOf")
+    if not (isinstance(parts, list) and len(parts) == 1 and set(parts[0]) == {"$ref"}):
+        return schema
+    base = found[parts[0]["$ref"].removeprefix("#/components/schemas/")]
+    rest = {k: v for k, v in schema.items() if k != "allOf"}
+    return _merge(copy.deepcopy(base), rest)
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    for key, value in extra.items():
+        if key == "required":
+            base[key] = list(dict.fromkeys([*base.get(key, []), *value]))
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+
+
+def _typed(node: Any) -> Any:
+    """Each ``enum``/``const`` with the ``type`` of its values (generators need it, 3.0 too)."""
+    if isinstance(node, list):
+        return [_typed(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _typed(v) for k, v in node.items()}
+    values = out.get("enum", [out["const"]] if "const" in out else None)
+    if values and "type" not in out:
+        kinds = {next((t for cls, t in JSON_TYPES if isinstance(v, cls)), None) for v in values}
+        if len(kinds) == 1 and None not in kinds:
+            out["type"] = kinds.pop()
+    return out
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -95,10 +138,9 @@ def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
     names = op.get("body")
     if not names:
         return None
-    content: dict[str, Any] = {"application/json": {"schema": _one_of(names)}}
-    if "encrypted_request.json" in names and op["method"] == "PATCH":
-        content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
-    return {"required": True, "content": content}
+    # PATCH also takes the encrypted body as the form field ``data``; the document names
+    # JSON only (one body type per call for code generators) and says so in words.
+    return {"required": True, "content": {"application/json": {"schema": _one_of(names)}}}
 
 
 def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
@@ -106,8 +148,11 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
     for status, names in op["responses"].items():
         description = "Success" if status.startswith("2") else "Error (api-v3.md section 7)"
         if op.get("media") and status == "200":
-            media = {op["media"]: {"schema": {"type": "string", "format": "binary"}}}
-            out[status] = {"description": "The AML report (report.pdf)", "content": media}
+            binary = {"schema": {"type": "string", "format": "binary"}}
+            # the mock answers op["media"]; the generic binary type is listed as well for
+            # code generators that read any binary body but not a PDF by name
+            media = {op["media"]: binary, "application/octet-stream": binary}
+            out[status] = {"description": REPORT_DESCRIPTION, "content": media}
             continue
         body: dict[str, Any] = {"schema": _one_of(names)}
         example = _example(path, op["method"], int(status))
@@ -115,6 +160,9 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
             body["example"] = example
         out[status] = {"description": description, "content": {"application/json": body}}
     return out
+
+
+REPORT_DESCRIPTION = "The AML report (report.pdf), answered as application/pdf"
 
 
 def _example(path: str, method: str, status: int) -> Any:
@@ -223,6 +271,22 @@ _SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
 }
 
 
+# one tag per call family: generated clients group their modules by it (most specific first)
+TAGS = (
+    ("/submission/aml/monitor", "monitoring"),
+    ("/submission/aml", "aml"),
+    ("/report/aml", "aml"),
+    ("/submission", "submission"),
+    ("/projection", "projection"),
+    ("/", "control"),
+)
+
+DESCRIPTIONS = {
+    ("PATCH", "/submission"): 'With Secure Data Transfer the body is {"data": ciphertext} '
+    "as JSON, or the form field data (application/x-www-form-urlencoded), which the mock "
+    "accepts too.",
+}
+
 # OpenAPI links: where a response's id feeds the next call (Schemathesis' stateful tests)
 LINKS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/projection"): {
@@ -250,12 +314,15 @@ LINKS: dict[tuple[str, str], dict[str, Any]] = {
 def _operation(op: dict[str, Any], path: str) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "operationId": _operation_id(op["method"], path),
+        "tags": [next(tag for prefix, tag in TAGS if path.startswith(prefix))],
         "parameters": _parameters(op, path),
         "responses": _responses(op, path),
     }
     body = _request_body(op)
     if body is not None:
         entry["requestBody"] = body
+    if (op["method"], path) in DESCRIPTIONS:
+        entry["description"] = DESCRIPTIONS[op["method"], path]
     links = LINKS.get((op["method"], path))
     if links and "200" in entry["responses"]:
         entry["responses"]["200"]["links"] = links
