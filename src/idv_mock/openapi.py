@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from idv_mock import errors, schemas
+from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 
 TITLE = "Identity Verification Service API v3 (idv-mock)"
 SECURITY = {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}}
@@ -122,6 +123,7 @@ def _one_of(names: list[str]) -> dict[str, Any]:
 def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
     params = [
         {"name": p, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        | ({"example": PATH_EXAMPLES[p]} if p in PATH_EXAMPLES else {})
         for p in PATH_PARAM.findall(path)
     ]
     query = op.get("query")
@@ -132,6 +134,10 @@ def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
             param = {"name": prop, "in": "query", "required": prop in required}
             params.append({**param, "schema": _rewrite(spec, query)})
     return params
+
+
+# ids that exist in a fresh mock: the default project's seeded worklist
+PATH_EXAMPLES = {"worklistId": DEFAULT_WORKLIST}
 
 
 def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
@@ -297,6 +303,17 @@ LINKS: dict[tuple[str, str], dict[str, Any]] = {
         "DeleteProjection": {
             "operationId": "deleteProjectionProjectionId",
             "parameters": {"projectionId": "$response.body#/projection_id"},
+        },
+    },
+    # a listed submission into the seeded worklist (a record when it is approved)
+    ("GET", "/submission"): {
+        "MonitorSubmission": {
+            "operationId": "postSubmissionAmlMonitorWorklistId",
+            "parameters": {"worklistId": DEFAULT_WORKLIST},
+            "requestBody": {
+                "submissionIds": ["$response.body#/Items/0/submission_id"],
+                "admin": "admin@example.com",
+            },
         },
     },
     ("POST", "/submission/aml/monitor/{worklistId}"): {
