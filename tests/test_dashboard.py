@@ -168,7 +168,9 @@ def test_projections_watchlist_and_worklists_are_created_and_deleted(
     policy = service.projections(service.project("default"))[0]
     assert policy["fields"] == ["date_of_birth"]
     assert ui.post(f"{UI}/projections", data={"name": "Bad Name"}).status_code == 400
-    assert ui.post(f"{UI}/projections", data={"name": "no_dob"}).status_code == 409
+    taken = {"name": "no_dob", "field-gender": "on"}
+    assert ui.post(f"{UI}/projections", data=taken).status_code == 409
+    assert ui.post(f"{UI}/projections", data={"name": "nothing"}).status_code == 400  # no field
     assert ui.post(f"{UI}/projections/{policy['projection_id']}/delete").status_code == 303
     assert service.projections(service.project("default")) == []
 
