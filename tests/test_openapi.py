@@ -150,6 +150,16 @@ def test_cli_verify_is_wired() -> None:
     assert "--base-url" in done.stdout
 
 
+def test_every_request_example_fits_its_schema() -> None:
+    index = {(op["method"], op["path"].removeprefix("/v3")): op for op in
+             schemas.load("api.json")["operations"] if op["method"] != "*"}  # fmt: skip
+    assert openapi.REQUEST_EXAMPLES
+    for (method, path), example in openapi.REQUEST_EXAMPLES.items():
+        body = openapi.document()["paths"][path][method.lower()]["requestBody"]
+        assert body["content"]["application/json"]["example"] == example
+        assert any(not schemas.errors(n, example) for n in index[method, path]["body"])
+
+
 def test_every_json_response_has_an_example_that_fits_its_schema() -> None:
     doc = openapi.document()
     index = {(op["method"].lower(), op["path"].removeprefix("/v3")): op for op in

@@ -140,13 +140,42 @@ def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
 PATH_EXAMPLES = {"worklistId": DEFAULT_WORKLIST}
 
 
+# request examples: what a reader copies, and what Schemathesis' example phase sends. None
+# for the monitoring POST: with no real submission id it is the spec's 500
+# all_submissions_failed, which Schemathesis' not_a_server_error check cannot tell apart.
+REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
+    ("PATCH", "/submission"): {
+        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+        "admin": "admin@example.com",
+        "data": {"memo": "checked"},
+    },
+    ("POST", "/submission/aml"): {
+        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+        "amlThreshold": 80,
+    },
+    ("DELETE", "/submission/aml/monitor/{worklistId}"): {
+        "recordIds": ["5f0c8a2e-2b1d-4c1e-9a44-0d9b8c7e6f51"],
+        "admin": "admin@example.com",
+    },
+    ("POST", "/projection"): {
+        "name": "no_birth",
+        "mode": "exclude",
+        "fields": ["date_of_birth", "age_group"],
+    },
+}
+
+
 def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
     names = op.get("body")
     if not names:
         return None
     # PATCH also takes the encrypted body as the form field ``data``; the document names
     # JSON only (one body type per call for code generators) and says so in words.
-    return {"required": True, "content": {"application/json": {"schema": _one_of(names)}}}
+    body: dict[str, Any] = {"schema": _one_of(names)}
+    example = REQUEST_EXAMPLES.get((op["method"], op["path"].removeprefix("/v3")))
+    if example is not None:
+        body["example"] = example
+    return {"required": True, "content": {"application/json": body}}
 
 
 def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
