@@ -165,17 +165,21 @@ REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
 }
 
 
-def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
+def _request_body(op: dict[str, Any], control: bool) -> dict[str, Any] | None:
     names = op.get("body")
     if not names:
         return None
-    # PATCH also takes the encrypted body as the form field ``data``; the document names
-    # JSON only (one body type per call for code generators) and says so in words.
+    # PATCH also takes the encrypted body as the form field ``data``: the /v3 document
+    # names JSON only (two body types in one call break code generators) and says so in
+    # words; the whole server's document, for validating proxies (Prism), lists the form.
     body: dict[str, Any] = {"schema": _one_of(names)}
     example = REQUEST_EXAMPLES.get((op["method"], op["path"].removeprefix("/v3")))
     if example is not None:
         body["example"] = example
-    return {"required": True, "content": {"application/json": body}}
+    content = {"application/json": body}
+    if control and "encrypted_request.json" in names and op["method"] == "PATCH":
+        content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
+    return {"required": True, "content": content}
 
 
 def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
@@ -357,14 +361,14 @@ LINKS: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
-def _operation(op: dict[str, Any], path: str) -> dict[str, Any]:
+def _operation(op: dict[str, Any], path: str, control: bool = False) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "operationId": _operation_id(op["method"], path),
         "tags": [next(tag for prefix, tag in TAGS if path.startswith(prefix))],
         "parameters": _parameters(op, path),
         "responses": _responses(op, path),
     }
-    body = _request_body(op)
+    body = _request_body(op, control)
     if body is not None:
         entry["requestBody"] = body
     if (op["method"], path) in DESCRIPTIONS:
@@ -390,7 +394,7 @@ def _document_31(control: bool = False) -> dict[str, Any]:
         if op["method"] == "*":
             continue
         path = op["path"] if control else op["path"].removeprefix("/v3")
-        operation = _operation(op, op["path"].removeprefix("/v3"))
+        operation = _operation(op, op["path"].removeprefix("/v3"), control)
         if op["path"].startswith("/__admin") or op["path"] == "/openapi.json":
             operation["security"] = []  # the control API takes no key
         paths.setdefault(path, {})[op["method"].lower()] = operation
