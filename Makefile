@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test lint format clean bench docs
+.PHONY: serve test lint format clean bench docs image image-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,21 @@ bench: $(VENV)/.installed
 # make docs: the docs site (mkdocs.yml, docs/) into site/, strictly (a broken link fails)
 docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The container image (Dockerfile): podman or docker; BASE any image with python3 and venv,
+# e.g. make image BASE=localhost/debian-py:base CONTAINER_BUILD_ARGS='-v /etc/ssl/certs/...'
+CONTAINER ?= podman
+IMAGE ?= idv-mock:latest
+BASE ?= python:3.12-slim
+CONTAINER_BUILD_ARGS ?=
+
+image:
+	$(CONTAINER) build $(CONTAINER_BUILD_ARGS) --build-arg BASE=$(BASE) -t $(IMAGE) .
+
+# builds against a local Debian base (made with mmdebstrap when missing), runs the image and
+# asks the API, the form and the dashboard; skips with the reason when podman is missing
+image-test: $(VENV)/.installed-test
+	IDV_MOCK_IMAGE_TEST=1 $(BIN)/pytest -q -p no:randomly -rs tests/test_image.py
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format src tests pytest_plugin bench

@@ -201,7 +201,9 @@ def test_projections_watchlist_and_worklists_are_created_and_deleted(
     policy = service.projections(service.project("default"))[0]
     assert policy["fields"] == ["date_of_birth"]
     assert ui.post(f"{UI}/projections", data={"name": "Bad Name"}).status_code == 400
-    assert ui.post(f"{UI}/projections", data={"name": "no_dob"}).status_code == 409
+    taken = {"name": "no_dob", "field-gender": "on"}
+    assert ui.post(f"{UI}/projections", data=taken).status_code == 409
+    assert ui.post(f"{UI}/projections", data={"name": "nothing"}).status_code == 400  # no field
     assert ui.post(f"{UI}/projections/{policy['projection_id']}/delete").status_code == 303
     assert service.projections(service.project("default")) == []
 
@@ -213,12 +215,16 @@ def test_projections_watchlist_and_worklists_are_created_and_deleted(
     assert service.own_watchlist("default") == []
     assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 404
 
+    def daily() -> dict[str, Any]:
+        return next(w for w in service.worklists("default") if w["id"] == "d-1")
+
+    seeded = service.worklists("default")  # the default worklist
     assert ui.post(f"{UI}/worklists", data={"name": "daily", "id": "d-1"}).status_code == 303
-    assert service.worklists("default")[0]["active"] is False  # the box was not ticked
+    assert daily()["active"] is False  # the box was not ticked
     assert ui.post(f"{UI}/worklists/d-1/activate").status_code == 303
-    assert service.worklists("default")[0]["active"] is True
+    assert daily()["active"] is True
     assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 303
-    assert service.worklists("default") == []
+    assert service.worklists("default") == seeded
     assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 404
     assert ui.post(f"{UI}/worklists/d-1/explode").status_code == 404
 

@@ -100,6 +100,16 @@ def test_root_without_pid_is_not_found(client: httpx.Client) -> None:
     assert (r.status_code, r.json()) == (404, {"message": "Not Found"})
 
 
+def test_favicon_is_an_icon(client: httpx.Client) -> None:
+    r = client.get(f"{BASE}/favicon.ico")
+    assert r.status_code == 200
+    assert r.headers["content-type"] == "image/x-icon"
+    assert r.content[:6] == b"\x00\x00\x01\x00\x01\x00"  # an ICO header, one image
+    assert r.content[22:30] == b"\x89PNG\r\n\x1a\n"
+    page = client.get(f"{BASE}/?pid=default", follow_redirects=True)
+    assert '<link rel="icon" href="/favicon.ico"' in page.text
+
+
 def test_root_with_pid_is_the_form(client: httpx.Client) -> None:
     r = client.get(f"{BASE}/?pid=default")
     assert r.status_code == 303

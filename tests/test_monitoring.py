@@ -11,12 +11,14 @@ from starlette.testclient import TestClient
 
 from conftest import assert_refused, snapshot
 from idv_mock import Service, crypto
+from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 from idv_mock.clock import parse_iso
 
 URL = "/v3/submission/aml/monitor"
 ADMIN = "admin@example.com"
 STRANGER = "stranger@example.com"
 CONTROL = "/__admin/projects/default"
+KEY = {"x-api-key": "mock-api-key"}
 WID = "wl-main"
 OTHER_WID = "wl-other"
 MISSING_RECORD = {"statusCode": 404, "error": {"code": "MAPI-001", "message": "Resource not found"}}
@@ -557,7 +559,24 @@ def test_list_worklists(client: TestClient, service: Service, rid: str, other_wi
     r = client.get(f"{CONTROL}/worklists")
     assert r.status_code == 200
     counts = {w["id"]: (w["active"], w["record_count"]) for w in r.json()["worklists"]}
-    assert counts == {WID: (True, 1), OTHER_WID: (True, 0)}
+    assert counts == {DEFAULT_WORKLIST: (True, 0), WID: (True, 1), OTHER_WID: (True, 0)}
+
+
+def test_the_default_project_starts_with_an_active_worklist(client: TestClient) -> None:
+    """The seeded worklist takes records with no set-up (the OpenAPI example id)."""
+    listed = client.get(f"{CONTROL}/worklists").json()["worklists"]
+    assert [(w["id"], w["name"], w["active"]) for w in listed] == [
+        (DEFAULT_WORKLIST, "Default worklist", True)
+    ]
+    approved = next(
+        s["submission_id"]
+        for s in client.get("/v3/submission", headers=KEY).json()["Items"]
+        if s["kyc"]["result"] == "approved"
+    )
+    body = {"submissionIds": [approved], "admin": ADMIN}
+    r = client.post(f"/v3/submission/aml/monitor/{DEFAULT_WORKLIST}", json=body, headers=KEY)
+    assert r.status_code == 200, r.text
+    assert r.json()["successCount"] == 1
 
 
 def test_duplicate_worklist(client: TestClient, service: Service, wid: str) -> None:

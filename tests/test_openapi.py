@@ -6,8 +6,11 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import orjson
 import pytest
 from openapi_spec_validator import validate
@@ -15,7 +18,9 @@ from starlette.testclient import TestClient
 
 from conftest import LiveServer, report_summary
 from idv_mock import Service, ServiceConfig, make_submission, openapi, schemas
+from idv_mock.api.app import API_ROUTES
 from idv_mock.backend import events
+from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 # The three checks whose expectation the spec itself contradicts (docs/conformance.md).
@@ -124,11 +129,63 @@ def test_schemathesis_finds_no_failure(capsys: pytest.CaptureFixture[str], tmp_p
             "--max-examples", examples, "--seed", "20261122", "--no-color",
         ]  # fmt: skip
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        posted = httpx.get(f"{base}/__admin/projects/default/requests", params={"method": "POST"})
+    monitored = [
+        r["response"] for r in posted.json()["requests"]
+        if r["path"] == f"/v3/submission/aml/monitor/{DEFAULT_WORKLIST}"
+    ]  # fmt: skip
+    # the example worklist id reached the seeded worklist: past its check, into the body's
+    assert monitored and all(r.get("errorCode") != "invalid_worklist" for r in monitored)
     lines = done.stdout.splitlines()
     summary = [ln.strip() for ln in lines if "Tested:" in ln or re.search(r"\d+ generated", ln)]
     report_summary("Schemathesis: " + " | ".join(summary))
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "Tested: 20" in done.stdout  # 13 + the 7 calls of issue 30
+
+
+def test_every_405_names_the_allowed_methods(client: TestClient) -> None:
+    """RFC 9110: a 405 carries Allow; monitoring answers 400 invalid_path (spec) with it too."""
+    for path, (calls, _) in API_ROUTES.items():
+        url = path.replace("{worklistId}", DEFAULT_WORKLIST).replace("{recordId}", "r")
+        url = url.replace("{projectionId}", "p")
+        for method in ("TRACE", "PUT"):
+            if method in calls:
+                continue
+            r = client.request(method, url, headers={"x-api-key": "mock-api-key"})
+            expected = 400 if "/monitor" in path else 405
+            assert r.status_code == expected, (method, path, r.text)
+            assert r.headers["allow"] == ", ".join(calls), (method, path)
+    r = client.request("TRACE", "/openapi.json")
+    assert (r.status_code, r.headers["allow"]) == (405, "GET")
+
+
+def test_generators_get_typed_enums_and_items() -> None:
+    """What code generators need: every array with items, every enum/const typed, no
+    allOf of a model next to its own properties, one request content type per call."""
+    for version in ("3.1", "3.0"):
+        doc = openapi.document(version)
+        for where, node in _walk(doc, ""):
+            assert node.get("type") != "array" or "items" in node, (version, where)
+            if "enum" in node or "const" in node:
+                assert "type" in node or "$ref" in node, (version, where)
+            refs = [p for p in node.get("allOf", []) if "$ref" in p]
+            assert not (refs and "properties" in node), (version, where)
+        for path, methods in doc["paths"].items():
+            for method, op in methods.items():
+                body = op.get("requestBody", {"content": {"application/json": {}}})
+                assert len(body["content"]) == 1, (method, path)
+    params = openapi.document()["paths"]["/submission/aml/monitor/{worklistId}"]["post"]
+    assert params["parameters"][0]["example"] == DEFAULT_WORKLIST
+
+
+def _walk(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    if isinstance(node, dict):
+        yield where, node
+        for key, value in node.items():
+            yield from _walk(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _walk(value, f"{where}/{i}")
 
 
 @pytest.mark.parametrize("version", ["3.1", "3.0"])
@@ -142,6 +199,16 @@ def test_cli_verify_is_wired() -> None:
     cmd = [sys.executable, "-m", "idv_mock.cli", "verify", "--help"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)
     assert "--base-url" in done.stdout
+
+
+def test_every_request_example_fits_its_schema() -> None:
+    index = {(op["method"], op["path"].removeprefix("/v3")): op for op in
+             schemas.load("api.json")["operations"] if op["method"] != "*"}  # fmt: skip
+    assert openapi.REQUEST_EXAMPLES
+    for (method, path), example in openapi.REQUEST_EXAMPLES.items():
+        body = openapi.document()["paths"][path][method.lower()]["requestBody"]
+        assert body["content"]["application/json"]["example"] == example
+        assert any(not schemas.errors(n, example) for n in index[method, path]["body"])
 
 
 def test_every_json_response_has_an_example_that_fits_its_schema() -> None:

@@ -26,6 +26,13 @@ def test_server(idv_server):
     assert len(r.json()["Items"]) == 7
     assert idv_server.base_url.endswith("/v3") and idv_server.admin == "admin@example.com"
 
+def test_root_url_is_where_the_form_lives(idv_server):
+    assert idv_server.base_url == idv_server.root_url + "/v3"
+    assert idv_server.admin_url == idv_server.root_url + "/__admin"
+    r = httpx.get(idv_server.root_url + "/", params={"pid": idv_server.project_id})
+    assert r.status_code == 303 and r.headers["location"].startswith("/liveform/s/")
+    assert idv_server.liveform_url(userid="u").startswith(idv_server.root_url + "/liveform/?")
+
 def test_client(idv_client):
     assert idv_client.get("/submission").status_code == 200
 
@@ -68,7 +75,7 @@ def test_every_fixture_works_in_a_fresh_project(pytester: pytest.Pytester) -> No
     pytester.makeini(f"{INI}idv_mock_seed_count = 7\n")
     pytester.makepyfile(test_fixtures=USES_EVERY_FIXTURE)
     result = pytester.runpytest_subprocess()
-    result.assert_outcomes(passed=7)
+    result.assert_outcomes(passed=8)
 
 
 def test_each_test_starts_from_the_seeded_state(pytester: pytest.Pytester) -> None:

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from conftest import API_KEY, assert_refused, snapshot
-from idv_mock import Service, create_app, crypto
+from idv_mock import Service, create_app, crypto, schemas
 
 URL = "/v3/projection"
 HOSTED = "/__admin/projects/default/hosted-submissions"
@@ -264,6 +264,18 @@ def test_wrong_shape_is_an_invalid_body(client: TestClient, service: Service, bo
     refused(service, lambda: client.post(URL, content=raw, headers=headers), 400, INVALID_BODY)
 
 
+def test_unknown_members_are_ignored_as_the_document_says(client: TestClient) -> None:
+    """The request schema (and so the OpenAPI document) allows other members; an empty
+    ``fields`` is refused above, and the schema says so with ``minItems``."""
+    r = client.post(URL, json={**BODY, "comment": "ignored"})
+    assert r.status_code == 200, r.text
+    assert set(listed(client)[0]) == {"projection_id", "name", "mode", "fields", "created_at"}
+    schema = schemas.load("projection_request.json")
+    assert "additionalProperties" not in schema
+    assert schema["properties"]["fields"]["minItems"] == 1
+    assert schemas.errors("projection_request.json", {**BODY, "fields": []})
+
+
 @pytest.mark.parametrize("name", ["Hide_names", "hide-names", "hide names", "", "hide.names"])
 def test_bad_name_charset(client: TestClient, service: Service, name: str) -> None:
     body = {**BODY, "name": name}
@@ -313,7 +325,7 @@ def test_body_that_is_not_json(client: TestClient, service: Service, raw: bytes)
 # --- 405 ---
 
 
-@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE", "TRACE"])
 def test_other_methods_on_the_collection(client: TestClient, service: Service, method: str) -> None:
     create(client)
     r = refused(
@@ -325,7 +337,7 @@ def test_other_methods_on_the_collection(client: TestClient, service: Service, m
     assert r.headers["allow"] == "GET, POST"
 
 
-@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH"])
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "TRACE"])
 def test_other_methods_on_an_item(client: TestClient, service: Service, method: str) -> None:
     pid = create(client)
     r = refused(

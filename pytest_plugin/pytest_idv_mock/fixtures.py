@@ -285,12 +285,17 @@ class IdvServer:
     project_id: str = "default"
 
     @property
+    def root_url(self) -> str:
+        """The server's root: the hosted form (``/``, ``/liveform/``), ``/openapi.json``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v3"
+        return f"{self.root_url}/v3"
 
     @property
     def admin_url(self) -> str:
-        return f"http://{self.host}:{self.port}/__admin"
+        return f"{self.root_url}/__admin"
 
     @property
     def api_key(self) -> str:
@@ -347,7 +352,7 @@ class IdvServer:
 
         only = bool(options["liveform_encrypted_only"])
         query = link_query(self.project_id, params, encrypt, encrypted_only=only)
-        return f"http://{self.host}:{self.port}/liveform/?{urlencode(query)}"
+        return f"{self.root_url}/liveform/?{urlencode(query)}"
 
     @contextmanager
     def fault(self, rule: dict[str, Any]) -> Iterator[dict[str, Any]]:

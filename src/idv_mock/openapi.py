@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from idv_mock import errors, schemas
+from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 
 TITLE = "Identity Verification Service API v3 (idv-mock)"
 SECURITY = {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}}
@@ -74,11 +75,54 @@ def _components() -> dict[str, Any]:
             continue
         stem = _component(name)
         found[stem] = _rewrite(schema, name)
-        if schema.get("title"):
-            found[stem].setdefault("description", schema["title"])
         for def_name, definition in schema.get("$defs", {}).items():
             found[f"{stem}.{def_name}"] = _rewrite(definition, name)
+    for stem, schema in found.items():
+        found[stem] = _typed(_flatten(schema, found))
     return found
+
+
+def _flatten(schema: dict[str, Any], found: dict[str, Any]) -> dict[str, Any]:
+    """``allOf: [{$ref: X}]`` plus refinements, as one schema: X merged with them.
+
+    Code generators make a model of each ``allOf`` part and a second one of the inline
+    refinements (a duplicate ``SubmissionFieldsData``); one merged schema is one model.
+    """
+    parts = schema.get("allOf")
+    if not (isinstance(parts, list) and len(parts) == 1 and set(parts[0]) == {"$ref"}):
+        return schema
+    base = found[parts[0]["$ref"].removeprefix("#/components/schemas/")]
+    rest = {k: v for k, v in schema.items() if k != "allOf"}
+    return _merge(copy.deepcopy(base), rest)
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    for key, value in extra.items():
+        if key == "required":
+            base[key] = list(dict.fromkeys([*base.get(key, []), *value]))
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+
+
+def _typed(node: Any) -> Any:
+    """Each ``enum``/``const`` with the ``type`` of its values (generators need it, 3.0 too)."""
+    if isinstance(node, list):
+        return [_typed(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _typed(v) for k, v in node.items()}
+    values = out.get("enum", [out["const"]] if "const" in out else None)
+    if values and "type" not in out:
+        kinds = {next((t for cls, t in JSON_TYPES if isinstance(v, cls)), None) for v in values}
+        if len(kinds) == 1 and None not in kinds:
+            out["type"] = kinds.pop()
+    return out
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -92,6 +136,7 @@ def _one_of(names: list[str]) -> dict[str, Any]:
 def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
     params = [
         {"name": p, "in": "path", "required": True, "schema": {"type": "string", "minLength": 1}}
+        | ({"example": PATH_EXAMPLES[p]} if p in PATH_EXAMPLES else {})
         for p in PATH_PARAM.findall(path)
     ]
     query = op.get("query")
@@ -104,13 +149,49 @@ def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
     return params
 
 
-def _request_body(op: dict[str, Any]) -> dict[str, Any] | None:
+# ids that exist in a fresh mock: the default project's seeded worklist
+PATH_EXAMPLES = {"worklistId": DEFAULT_WORKLIST}
+
+
+# request examples: what a reader copies, and what Schemathesis' example phase sends. None
+# for the monitoring POST: with no real submission id it is the spec's 500
+# all_submissions_failed, which Schemathesis' not_a_server_error check cannot tell apart.
+REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
+    ("PATCH", "/submission"): {
+        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+        "admin": "admin@example.com",
+        "data": {"memo": "checked"},
+    },
+    ("POST", "/submission/aml"): {
+        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
+        "amlThreshold": 80,
+    },
+    ("DELETE", "/submission/aml/monitor/{worklistId}"): {
+        "recordIds": ["5f0c8a2e-2b1d-4c1e-9a44-0d9b8c7e6f51"],
+        "admin": "admin@example.com",
+    },
+    ("POST", "/projection"): {
+        "name": "no_birth",
+        "mode": "exclude",
+        "fields": ["date_of_birth", "age_group"],
+    },
+}
+
+
+def _request_body(op: dict[str, Any], control: bool) -> dict[str, Any] | None:
     names = op.get("body")
     if not names:
         return None
+    # PATCH also takes the encrypted body as the form field ``data``: the /v3 document
+    # names JSON only (two body types in one call break code generators) and says so in
+    # words; the whole server's document, for validating proxies (Prism), lists the form.
     media = op.get("body_media", "application/json")  # PUT /submission/image: multipart
-    content: dict[str, Any] = {media: {"schema": _one_of(names)}}
-    if "encrypted_request.json" in names and op["method"] == "PATCH":
+    body: dict[str, Any] = {"schema": _one_of(names)}
+    example = REQUEST_EXAMPLES.get((op["method"], op["path"].removeprefix("/v3")))
+    if example is not None:
+        body["example"] = example
+    content = {media: body}
+    if control and "encrypted_request.json" in names and op["method"] == "PATCH":
         content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
     return {"required": True, "content": content}
 
@@ -120,8 +201,11 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
     for status, names in op["responses"].items():
         description = "Success" if status.startswith("2") else "Error (api-v3.md section 7)"
         if op.get("media") and status == "200":
-            media = {op["media"]: {"schema": {"type": "string", "format": "binary"}}}
-            text = op.get("media_description", "The AML report (report.pdf)")
+            binary = {"schema": {"type": "string", "format": "binary"}}
+            # the mock answers op["media"]; the generic binary type is listed as well for
+            # code generators that read any binary body but not a PDF by name
+            media = {op["media"]: binary, "application/octet-stream": binary}
+            text = op.get("media_description", REPORT_DESCRIPTION)
             out[status] = {"description": text, "content": media}
             continue
         body: dict[str, Any] = {"schema": _one_of(names)}
@@ -130,6 +214,9 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
             body["example"] = example
         out[status] = {"description": description, "content": {"application/json": body}}
     return out
+
+
+REPORT_DESCRIPTION = "The AML report (report.pdf), answered as application/pdf"
 
 
 def _example(path: str, method: str, status: int) -> Any:
@@ -260,6 +347,27 @@ _SUCCESS_EXAMPLES.update({
 })  # fmt: skip
 
 
+# one tag per call family: generated clients group their modules by it (most specific first)
+TAGS = (
+    ("/submission/aml/monitor", "monitoring"),
+    ("/submission/aml", "aml"),
+    ("/report/aml", "aml"),
+    ("/submission/tokens", "tokens"),
+    ("/submission/review", "review"),
+    ("/submission/image", "images"),
+    ("/image", "images"),
+    ("/submission/migration", "migration"),
+    ("/submission", "submission"),
+    ("/projection", "projection"),
+    ("/", "control"),
+)
+
+DESCRIPTIONS = {
+    ("PATCH", "/submission"): 'With Secure Data Transfer the body is {"data": ciphertext} '
+    "as JSON, or the form field data (application/x-www-form-urlencoded), which the mock "
+    "accepts too.",
+}
+
 # OpenAPI links: where a response's id feeds the next call (Schemathesis' stateful tests)
 LINKS: dict[tuple[str, str], dict[str, Any]] = {
     ("POST", "/projection"): {
@@ -270,6 +378,17 @@ LINKS: dict[tuple[str, str], dict[str, Any]] = {
         "DeleteProjection": {
             "operationId": "deleteProjectionProjectionId",
             "parameters": {"projectionId": "$response.body#/projection_id"},
+        },
+    },
+    # a listed submission into the seeded worklist (a record when it is approved)
+    ("GET", "/submission"): {
+        "MonitorSubmission": {
+            "operationId": "postSubmissionAmlMonitorWorklistId",
+            "parameters": {"worklistId": DEFAULT_WORKLIST},
+            "requestBody": {
+                "submissionIds": ["$response.body#/Items/0/submission_id"],
+                "admin": "admin@example.com",
+            },
         },
     },
     ("POST", "/submission/aml/monitor/{worklistId}"): {
@@ -284,15 +403,18 @@ LINKS: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
-def _operation(op: dict[str, Any], path: str) -> dict[str, Any]:
+def _operation(op: dict[str, Any], path: str, control: bool = False) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "operationId": _operation_id(op["method"], path),
+        "tags": [next(tag for prefix, tag in TAGS if path.startswith(prefix))],
         "parameters": _parameters(op, path),
         "responses": _responses(op, path),
     }
-    body = _request_body(op)
+    body = _request_body(op, control)
     if body is not None:
         entry["requestBody"] = body
+    if (op["method"], path) in DESCRIPTIONS:
+        entry["description"] = DESCRIPTIONS[op["method"], path]
     links = LINKS.get((op["method"], path))
     if links and "200" in entry["responses"]:
         entry["responses"]["200"]["links"] = links
@@ -314,7 +436,7 @@ def _document_31(control: bool = False) -> dict[str, Any]:
         if op["method"] == "*":
             continue
         path = op["path"] if control else op["path"].removeprefix("/v3")
-        operation = _operation(op, op["path"].removeprefix("/v3"))
+        operation = _operation(op, op["path"].removeprefix("/v3"), control)
         if op["path"].startswith("/__admin") or op["path"] == "/openapi.json":
             operation["security"] = []  # the control API takes no key
         paths.setdefault(path, {})[op["method"].lower()] = operation

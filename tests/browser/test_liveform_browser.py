@@ -13,13 +13,14 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+from pytest_idv_mock import liveform
 
 EXPIRED_TEXT = "The verification link has expired. Please try again with a new link."
 Shot = Callable[[str], None]
 
 
 def root(server: Any) -> str:
-    return f"http://{server.host}:{server.port}"
+    return str(server.root_url)
 
 
 def set_options(server: Any, **options: Any) -> None:
@@ -33,34 +34,17 @@ def returning(server: Any) -> None:
 
 
 def walk_to_tester(page: Any, shot: Shot | None = None, country: str = "KOR") -> None:
-    """From the consent page to the tester panel, through the steps the link leaves open."""
-    steps = {
-        "consent": lambda: page.get_by_label("I agree").check(),
-        "country": lambda: page.get_by_test_id("country-select").select_option(country),
-        "id_type": lambda: page.get_by_test_id("id-type-passport").check(),
-        "document": lambda: page.get_by_test_id("ocr-full_name").fill("Ann Example"),
-        "selfie": lambda: None,
-    }
-    while (step := current_step(page)) in steps:
-        steps[step]()
-        if shot is not None:
-            shot(step)
-        button = "capture" if step == "selfie" else "next"
-        page.get_by_test_id(button).click()
-    assert current_step(page) == "tester"
+    """The plugin's helper, with a screenshot of each step when ``shot`` is given."""
+    liveform.walk_to_tester(page, country=country, on_step=shot)
 
 
-def current_step(page: Any) -> str:
-    testid = page.locator("body").get_attribute("data-testid")
-    return str(testid).removeprefix("page-")
+current_step = liveform.current_step
 
 
 def finish(page: Any, outcome: str = "approved", reason: str | None = None) -> None:
-    page.get_by_test_id(f"outcome-{outcome}").check()
-    if reason is not None:
-        page.get_by_label("Rejection reason").select_option(reason)
-    page.get_by_test_id("finish").click()
-    assert current_step(page) == "done"
+    """From the tester panel to the last page (the plugin's helper from there)."""
+    done = liveform.walk_liveform(page, outcome, reason=reason)
+    assert done.kyc_status == outcome
 
 
 def back_params(page: Any) -> dict[str, str]:
@@ -171,6 +155,23 @@ def test_data_injection_adds_an_address(
     stored = service.stored_submission("default", sid)
     assert stored["data"]["address_city"] == "Busan"
     assert len(stored["Injection_action"]) == 1
+
+
+def test_the_plugin_helper_walks_each_outcome(page: Any, idv_server: Any) -> None:
+    """``walk_liveform`` as an integrator calls it: one call per outcome, a retry first."""
+    for userid, outcome, reason, retry in [
+        ("u-h-approved", "approved", None, False),
+        ("u-h-rejected", "rejected", "face_mismatch", False),
+        ("u-h-pending", "pending", None, False),
+        ("u-h-retry", "approved", None, True),
+    ]:
+        page.goto(idv_server.liveform_url(userid=userid))
+        done = liveform.walk_liveform(page, outcome, reason=reason, retry=retry)
+        assert (done.kyc_status, done.retried) == (outcome, retry)
+        stored = idv_server.service.stored_submission("default", done.submission_id)
+        assert (stored["userid"], stored["kyc"]["result"]) == (userid, outcome)
+        assert stored["kyc"]["commentCode"] == ([reason] if reason else [])
+        assert len(stored["kyc"]["retry"]) == int(retry)
 
 
 def test_expired_token(page: Any, shot: Shot, idv_server: Any) -> None:

@@ -41,7 +41,8 @@ from idv_mock.errors import GENERIC, ApiError, Family
 
 Handler = Callable[[Request], Awaitable[Response]]
 Refusal = Callable[[], ApiError]
-ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+# TRACE too, so that every 405 is the path's own, with its Allow header (RFC 9110)
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 Calls = dict[str, tuple[Handler, Family]]
 
 
@@ -188,6 +189,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     code = "not_found" if exc.status_code == 404 else "method_not_allowed"
     error = GENERIC.error(code)
+    if exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
+        error.headers["Allow"] = exc.headers["Allow"]  # a page's methods (RFC 9110)
     response = error_response(admin.shaped_for(request.url.path, error))
     found = await hints.apply(request, response)  # journaled only where a key was carried
     if found.owner is not None:

@@ -2,6 +2,8 @@
 
 Worklists are made and (de)activated through the control API (the spec does not show
 how); a record belongs to exactly one worklist, and only an active worklist takes new ones.
+The seeded default project starts with one active worklist, ``DEFAULT_WORKLIST``, so the
+monitoring calls work (and the OpenAPI document's example id resolves) with no set-up.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from idv_mock.backend.exceptions import Conflict, Inactive, NotFound
+
+DEFAULT_WORKLIST = "default-worklist"
+DEFAULT_WORKLIST_NAME = "Default worklist"
 
 
 class UnknownWorklist(NotFound):

@@ -30,6 +30,7 @@ from idv_mock.backend.exceptions import (
 )
 from idv_mock.backend.liveform_flow import FormState
 from idv_mock.backend.liveform_service import LiveformOperations
+from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.record_service import RecordOperations
@@ -132,6 +133,8 @@ class Service(
         with self.factory.pooled(cfg.seed_count):
             seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create)
         self.factory.reseed(cfg.random_seed + POST_SEED)
+        opened = iso(self.clock.peek())
+        project.monitoring.add(Worklist(DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, True, opened))
 
     def reset(self) -> None:
         """Back to the state right after start-up (seeded default project only)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from starlette.routing import BaseRoute
 
 from idv_mock.web import dashboard, liveform
-from idv_mock.web.pages import STATIC
+from idv_mock.web.pages import FAVICON, STATIC
 
-ROUTES: list[BaseRoute] = [*liveform.ROUTES, *dashboard.ROUTES, STATIC]
+ROUTES: list[BaseRoute] = [*liveform.ROUTES, *dashboard.ROUTES, STATIC, FAVICON]
 
 __all__ = ["ROUTES"]
