@@ -56,7 +56,7 @@ FILES = (
 RUN_LANGS = {"sh": "bash", "bash": "bash", "python": "python"}
 FENCE = re.compile(r"^```(\w*)(?:\s+[^`]*)?$")  # a language, then maybe title="..."
 MARKER = re.compile(r"^<!--\s*(not-run|errors-expected):\s*(.+?)\s*-->$")
-MAX_NOT_RUN = 6  # keep the snippets that cannot run few
+MAX_NOT_RUN = 8  # a server of its own, a wait for ever, a browser (Playwright), a resilience run
 
 
 @dataclass(frozen=True)

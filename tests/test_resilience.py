@@ -1,10 +1,12 @@
 """The resilience report (issue 26): profiles, the grid, and a run over two integrator apps.
 
-``tests/resilience_apps/integrator_suite.py`` tests two small apps: one that trusts each
-webhook (state from the last to arrive, an e-mail per ``approved``) and one that reads the
-submission back on each webhook. ``pytest --idv-resilience`` runs that file once per
-profile; the JSON grid must show the first failing under ``duplicates`` and
-``reordered`` and the second passing everywhere.
+``tests/resilience_apps/integrator_suite.py`` tests two small apps on one applicant's
+webhooks (pending: ``submit``; a reviewer's approval: ``updated``, then ``approved``): one
+that trusts each webhook (state from the last status webhook to arrive, an e-mail per
+``approved``) and one that reads the submission back on each webhook. ``pytest
+--idv-resilience`` runs that file once per profile; the JSON grid must show the first
+failing under ``duplicates``, ``reordered`` and ``lost-result`` and the second passing
+everywhere.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ pages and counts, Secure Data Transfer, per-project isolation, and a token's lif
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -277,7 +276,7 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
     )
     other = {"encrypted": crypto.encrypt({"token": "life-token-2"}, API_KEY)}
     service.liveform_open("default", list(other.items()))
-    service.clock.current += timedelta(minutes=4)  # the 3-minute rule of private mode
+    service.advance_clock("default", {"seconds": 240})  # past token_expiry_seconds (180)
     data = http.get(URL, params={"tokenId": "life-token-2"}).json()["data"]
     assert (data["status"], data["expired"]) == ("expired", True)
     delete(http, {"tokenId": ["life-token-2"]})

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from conftest import ADMIN
 from idv_mock import Service, ServiceConfig
 from idv_mock.receiver import WebhookReceiver
 
@@ -46,7 +47,8 @@ def levers(http: httpx.Client, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def create(http: httpx.Client, result: str = "approved") -> str:
-    """A submission with its submit and result webhooks; its id."""
+    """A submission with the webhook its result sends at once (``submit`` for pending,
+    else only ``approved`` or ``rejected``); its id."""
     r = http.post(
         "/__admin/projects/default/submissions",
         params={"fire_webhooks": "true"},
@@ -54,6 +56,27 @@ def create(http: httpx.Client, result: str = "approved") -> str:
     )
     assert r.status_code == 201, r.text
     return str(r.json()["submission_id"])
+
+
+def decide(http: httpx.Client, sid: str, status: str = "approved") -> None:
+    """A reviewer's decision by PATCH kycStatus: ``updated``, then the result."""
+    r = http.patch(
+        "/v3/submission",
+        json={"submissionId": sid, "admin": ADMIN, "data": {"kycStatus": status}},
+    )
+    assert r.status_code == 200, r.text
+
+
+def pending_then(http: httpx.Client, status: str = "approved") -> str:
+    """One applicant's whole story: pending at submission (``submit``), then decided
+    (``updated``, then ``approved`` or ``rejected``); its id."""
+    sid = create(http, "pending")
+    decide(http, sid, status)
+    return sid
+
+
+STORY = ["submit", "updated", "approved"]  # the webhooks of pending_then, in send order
+EVENTS = ["submission." + trigger for trigger in STORY]
 
 
 def records(http: httpx.Client, state: str | None = None) -> list[dict[str, Any]]:
@@ -120,68 +143,83 @@ def test_unknown_project_is_404(http: httpx.Client) -> None:
 def test_prompt_delivery_records_delivery_id_and_state(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
-    create(http)
-    hook.wait_for(2)
+    pending_then(http)
+    hook.wait_for(3)
     assert service.webhooks.wait_idle()
     found = records(http)
-    assert [(d["event"], d["state"]) for d in found] == [
-        ("submission.submit", "delivered"),
-        ("submission.approved", "delivered"),
-    ]
+    assert [(d["event"], d["state"]) for d in found] == [(e, "delivered") for e in EVENTS]
     assert all(d["delivery_id"] == d["id"] for d in found)
-    assert triggers(hook) == ["submit", "approved"]
+    assert triggers(hook) == STORY
 
 
 def test_duplicate_delivers_each_webhook_n_times_with_the_same_payload(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
     levers(http, {"duplicate": 3})
-    create(http)
-    hook.wait_for(6)
+    pending_then(http)
+    hook.wait_for(9)
     assert service.webhooks.wait_idle()
-    assert len(hook.received) == 6
-    assert triggers(hook) == ["submit"] * 3 + ["approved"] * 3
-    assert hook.received[0].body == hook.received[1].body == hook.received[2].body
+    assert len(hook.received) == 9
+    assert triggers(hook) == ["submit"] * 3 + ["updated"] * 3 + ["approved"] * 3
+    for first in (0, 3, 6):
+        copies = hook.received[first : first + 3]
+        assert copies[0].body == copies[1].body == copies[2].body
     found = records(http, "delivered")
-    assert len(found) == 6
-    assert len({d["delivery_id"] for d in found}) == 6
-    assert [d.get("copy", 1) for d in found] == [1, 2, 3, 1, 2, 3]
+    assert len(found) == 9
+    assert len({d["delivery_id"] for d in found}) == 9
+    assert [d.get("copy", 1) for d in found] == [1, 2, 3] * 3
 
 
 def test_hold_then_release_reversed_sends_approved_before_submit(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
     levers(http, {"hold": True})
-    create(http)
+    pending_then(http)
     held = records(http, "held")
-    assert [d["event"] for d in held] == ["submission.submit", "submission.approved"]
+    assert [d["event"] for d in held] == EVENTS
     assert hook.received == []
     r = http.post(WEBHOOKS + "/release", json={"order": "reversed"})
     assert r.status_code == 200
-    assert r.json() == {"released": [held[1]["delivery_id"], held[0]["delivery_id"]]}
-    hook.wait_for(2)
+    assert r.json() == {"released": [d["delivery_id"] for d in reversed(held)]}
+    hook.wait_for(3)
     assert service.webhooks.wait_idle()
-    assert triggers(hook) == ["approved", "submit"]
+    assert triggers(hook) == ["approved", "updated", "submit"]
     assert records(http, "held") == []
-    assert len(records(http, "delivered")) == 2
+    assert len(records(http, "delivered")) == 3
+
+
+def test_hold_then_release_reversed_sends_a_later_approval_before_the_rejection(
+    http: httpx.Client, hook: WebhookReceiver, service: Service
+) -> None:
+    """The issue's case: one user rejected, then approved on a second look; the receiver
+    gets the approval first and must not let the stale rejection win."""
+    levers(http, {"hold": True})
+    sid = pending_then(http, "rejected")
+    decide(http, sid, "approved")
+    held = records(http, "held")
+    assert [d["webhook_trigger"] for d in held] == [*STORY[:2], "rejected", "updated", "approved"]
+    http.post(WEBHOOKS + "/release", json={"order": "reversed"})
+    hook.wait_for(5)
+    assert triggers(hook) == ["approved", "updated", "rejected", "updated", "submit"]
+    assert {item.body["submission_id"] for item in hook.received} == {sid}
 
 
 def test_release_an_explicit_list_sends_only_those_in_that_order(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
     levers(http, {"hold": True})
-    create(http, "approved")
+    pending_then(http)
     ids = [d["delivery_id"] for d in records(http, "held")]
-    r = http.post(WEBHOOKS + "/release", json={"order": [ids[1]]})
-    assert r.json() == {"released": [ids[1]]}
-    hook.wait_for(1)
+    r = http.post(WEBHOOKS + "/release", json={"order": [ids[2], ids[0]]})
+    assert r.json() == {"released": [ids[2], ids[0]]}
+    hook.wait_for(2)
     assert service.webhooks.wait_idle()
-    assert triggers(hook) == ["approved"]
-    assert [d["delivery_id"] for d in records(http, "held")] == [ids[0]]
-    bad = http.post(WEBHOOKS + "/release", json={"order": [ids[0], "wh-999"]})
+    assert triggers(hook) == ["approved", "submit"]
+    assert [d["delivery_id"] for d in records(http, "held")] == [ids[1]]
+    bad = http.post(WEBHOOKS + "/release", json={"order": [ids[1], "wh-999"]})
     assert bad.status_code == 400
     assert bad.json()["errors"] == ["wh-999"]
-    assert [d["delivery_id"] for d in records(http, "held")] == [ids[0]]  # nothing released
+    assert [d["delivery_id"] for d in records(http, "held")] == [ids[1]]  # nothing released
 
 
 def test_release_shuffle_is_seeded(http: httpx.Client, hook: WebhookReceiver) -> None:
@@ -202,13 +240,14 @@ def test_release_queued_keeps_the_order_and_later_webhooks_are_held_again(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
     levers(http, {"hold": True})
-    create(http)
+    pending_then(http)
     assert http.post(WEBHOOKS + "/release", json={}).status_code == 200
-    hook.wait_for(2)
-    assert triggers(hook) == ["submit", "approved"]
-    create(http, "rejected")
+    hook.wait_for(3)
+    assert triggers(hook) == STORY
+    pending_then(http, "rejected")
     assert [d["event"] for d in records(http, "held")] == [
         "submission.submit",
+        "submission.updated",
         "submission.rejected",
     ]
 
@@ -217,14 +256,14 @@ def test_drop_first_records_dropped_and_sends_the_rest(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
     levers(http, {"drop": {"first": 1}})
-    create(http)
-    hook.wait_for(1)
+    pending_then(http)
+    hook.wait_for(2)
     assert service.webhooks.wait_idle()
-    assert triggers(hook) == ["approved"]
+    assert triggers(hook) == ["updated", "approved"]
     (dropped,) = records(http, "dropped")
     assert dropped["event"] == "submission.submit"
     assert dropped["attempts"] == []
-    assert [d["event"] for d in records(http, "delivered")] == ["submission.approved"]
+    assert [d["event"] for d in records(http, "delivered")] == EVENTS[1:]
 
 
 def test_drop_share_is_seeded_and_deterministic(
@@ -276,49 +315,64 @@ def test_delay_waits_on_real_time(
 ) -> None:
     levers(http, {"delay_seconds": 0.4})
     started = time.monotonic()
-    create(http)
-    assert [d["state"] for d in records(http)] == ["delayed", "delayed"]
-    hook.wait_for(2, timeout=5)
+    pending_then(http)
+    assert [d["state"] for d in records(http)] == ["delayed"] * 3
+    hook.wait_for(3, timeout=5)
     assert time.monotonic() - started >= 0.4
-    assert triggers(hook) == ["submit", "approved"]
+    assert triggers(hook) == STORY
+
+
+def freeze(http: httpx.Client) -> None:
+    r = http.patch("/__admin/projects/default", json={"options": {"clock_mode": "frozen"}})
+    assert r.status_code == 200, r.text
+
+
+def advance(http: httpx.Client, seconds: float) -> None:
+    r = http.post("/__admin/projects/default/clock/advance", json={"seconds": seconds})
+    assert r.status_code == 200, r.text
 
 
 def test_delay_follows_the_projects_clock_when_moved(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
-    now = {"t": 1000.0}
-    service.webhooks.now = lambda project_id: now["t"]  # a frozen project clock
+    """On a frozen project an hour's delay is an hour of the project's clock: nothing goes
+    out until an advance moves it past the delay, and then at once (the receiver's few
+    seconds of patience are all the real time the test allows)."""
+    freeze(http)
     levers(http, {"delay_seconds": 3600})
-    create(http)
-    service.webhooks.wake()
-    time.sleep(0.05)  # the timer thread had its chance: nothing is due
+    pending_then(http)
+    advance(http, 3599)
+    time.sleep(0.05)  # the woken timer thread had its chance: nothing is due yet
     assert hook.received == []
-    assert [d["state"] for d in records(http)] == ["delayed", "delayed"]
-    now["t"] += 3600
-    service.webhooks.wake()
-    hook.wait_for(2)
-    assert triggers(hook) == ["submit", "approved"]
+    assert [d["state"] for d in records(http)] == ["delayed"] * 3
+    advance(http, 1)
+    hook.wait_for(3)
+    assert triggers(hook) == STORY
+    assert service.webhooks.wait_idle()
+    assert [d["state"] for d in records(http)] == ["delivered"] * 3
 
 
 # --- resend and listing ---
 def test_resend_sends_a_dropped_webhook_with_the_same_payload(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
-    levers(http, {"drop": {"first": 2}})
-    create(http)
+    levers(http, {"drop": {"first": 3}})
+    pending_then(http)
     assert service.webhooks.wait_idle()
     dropped = records(http, "dropped")
-    assert len(dropped) == 2 and hook.received == []
-    r = http.post(f"{WEBHOOKS}/{dropped[1]['delivery_id']}/resend")
+    assert [d["event"] for d in dropped] == EVENTS and hook.received == []
+    lost = dropped[2]  # the result
+    r = http.post(f"{WEBHOOKS}/{lost['delivery_id']}/resend")
     assert r.status_code == 201
     again = r.json()
-    assert again["resend_of"] == dropped[1]["delivery_id"]
-    assert again["delivery_id"] != dropped[1]["delivery_id"]
+    assert again["resend_of"] == lost["delivery_id"]
+    assert again["delivery_id"] != lost["delivery_id"]
     (item,) = hook.wait_for(1)
-    assert item.body == dropped[1]["payload"]
+    assert item.body == lost["payload"]
+    assert item.body["webhook_trigger"] == "approved"
     assert service.webhooks.wait_idle()
     assert [d["delivery_id"] for d in records(http, "delivered")] == [again["delivery_id"]]
-    assert len(records(http, "dropped")) == 2  # the record of what was dropped stays
+    assert len(records(http, "dropped")) == 3  # the record of what was dropped stays
 
 
 def test_resend_an_unknown_delivery_is_404(http: httpx.Client) -> None:
@@ -349,12 +403,13 @@ def test_events_limit_the_levers_to_the_named_events(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
     levers(http, {"events": ["submission.approved"], "drop": {"share": 1.0}})
-    create(http)
-    hook.wait_for(1)
+    pending_then(http)
+    hook.wait_for(2)
     assert service.webhooks.wait_idle()
-    assert triggers(hook) == ["submit"]
+    assert triggers(hook) == ["submit", "updated"]
     assert [(d["event"], d["state"]) for d in records(http)] == [
         ("submission.submit", "delivered"),
+        ("submission.updated", "delivered"),
         ("submission.approved", "dropped"),
     ]
 
@@ -362,16 +417,17 @@ def test_events_limit_the_levers_to_the_named_events(
 def test_auto_release_sends_a_held_batch_by_itself_in_the_order_given(
     http: httpx.Client, hook: WebhookReceiver, service: Service
 ) -> None:
-    now = {"t": 50.0}
-    service.webhooks.now = lambda project_id: now["t"]
-    levers(http, {"hold": True, "auto_release": {"after_seconds": 2, "order": "reversed"}})
-    assert http.get(LEVERS).json()["auto_release"] == {"after_seconds": 2, "order": "reversed"}
-    create(http)
-    assert [d["state"] for d in records(http)] == ["held", "held"]
-    now["t"] += 2
-    service.webhooks.wake()
-    hook.wait_for(2)
-    assert triggers(hook) == ["approved", "submit"]
+    freeze(http)
+    auto = {"after_seconds": 600, "order": "reversed"}
+    levers(http, {"hold": True, "auto_release": auto})
+    assert http.get(LEVERS).json()["auto_release"] == auto
+    pending_then(http)
+    advance(http, 599)
+    time.sleep(0.05)  # the woken timer thread had its chance: the batch is not due yet
+    assert [d["state"] for d in records(http)] == ["held"] * 3
+    advance(http, 1)
+    hook.wait_for(3)
+    assert triggers(hook) == ["approved", "updated", "submit"]
 
 
 # --- scenario given, in-process and over HTTP ---
@@ -380,7 +436,8 @@ name: held webhooks
 given:
   webhook_delivery: [{levers: {hold: true}}]
   submissions:
-    - {id: ann, overrides: {kyc: {result: approved}}, fire_webhooks: true}
+    - {id: ann, overrides: {kyc: {result: pending}}, fire_webhooks: true}
+    - {id: bob, overrides: {kyc: {result: approved}}, fire_webhooks: true}
 steps: []
 """
 
@@ -395,7 +452,10 @@ def test_scenario_given_sets_levers_before_its_submissions(
     scenarios.apply_given(service, scenarios.load(path))
     assert service.delivery_levers("default") == {"hold": True}
     held = service.deliveries_in("default", "held")
-    assert [d["event"] for d in held] == ["submission.submit", "submission.approved"]
+    assert [(d["event"], d["payload"]["submission_id"]) for d in held] == [
+        ("submission.submit", "sub-ann"),
+        ("submission.approved", "sub-bob"),
+    ]
 
 
 def test_scenario_given_over_http_sets_levers(http: httpx.Client, tmp_path: Any) -> None:

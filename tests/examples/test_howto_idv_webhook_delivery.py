@@ -16,17 +16,25 @@ def test_each_webhook_arrives_twice(idv_service: Any, idv_webhook_receiver: Any)
 
 
 def test_approved_before_submit(
-    idv_service: Any, idv_webhook_receiver: Any, idv_webhook_delivery: Any
+    idv_service: Any, idv_client: Any, idv_webhook_receiver: Any, idv_webhook_delivery: Any
 ) -> None:
     idv_webhook_delivery.set(hold=True)
-    idv_service.create_submission("default", {"kyc": {"result": "approved"}}, fire_webhooks=True)
+    pending = {"kyc": {"result": "pending"}}
+    sid = idv_service.create_submission("default", pending, fire_webhooks=True)["submission_id"]
+    decision = {"admin": "admin@example.com", "data": {"kycStatus": "approved"}}
+    assert idv_client.patch("/submission", json={"submissionId": sid, **decision}).is_success
     assert [d["event"] for d in idv_webhook_delivery.deliveries("held")] == [
-        "submission.submit",
+        "submission.submit",  # pending at submission
+        "submission.updated",  # the reviewer's decision: updated, then the result
         "submission.approved",
     ]
     idv_webhook_delivery.release("reversed")
-    first, second = idv_webhook_receiver.wait_for(2)
-    assert [first.event, second.event] == ["submission.approved", "submission.submit"]
+    received = idv_webhook_receiver.wait_for(3)
+    assert [r.event for r in received] == [
+        "submission.approved",
+        "submission.updated",
+        "submission.submit",
+    ]
 
 
 def test_a_lost_result_and_its_resend(

@@ -1,5 +1,6 @@
 """An integrator's own tests of the two apps, as they would write them with the plugin:
-a submission approved, its webhooks delivered, the app's state checked. The resilience
+a submission pending, then approved by a reviewer, its webhooks (``submit``, ``updated``,
+``approved``) delivered, the app's state checked. The resilience
 report runs this file once per profile (tests/test_resilience.py)."""
 
 from __future__ import annotations
@@ -15,18 +16,24 @@ from resilience_apps.trusting_app import TrustingApp
 
 
 def approve_one(server: Any, url: str) -> str:
-    """Point the project at the app, create an approved submission with its webhooks, and
-    wait until the mock has nothing left to deliver."""
+    """Point the project at the app, let an applicant submit and wait for review (pending:
+    ``submit``), have a reviewer approve them on the vendor's side (``updated``, then
+    ``approved``), and wait until the mock has nothing left to deliver."""
     admin = f"{server.admin_url}/projects/{server.project_id}"
     assert httpx.patch(admin, json={"options": {"webhook_url": url}}).status_code == 200
     r = httpx.post(
         f"{admin}/submissions",
         params={"fire_webhooks": "true"},
-        json={"kyc": {"result": "approved"}},
+        json={"kyc": {"result": "pending"}},
     )
     assert r.status_code == 201
+    sid = str(r.json()["submission_id"])
+    # the reviewer's decision is the vendor's, not the app's: made in-process, so the
+    # profile's API faults are met by the apps' own calls only
+    project = server.service.project(server.project_id)
+    server.service.review(project, sid, server.admin, {"kycStatus": "approved"})
     assert server.service.webhooks.wait_idle(20)
-    return str(r.json()["submission_id"])
+    return sid
 
 
 @pytest.fixture

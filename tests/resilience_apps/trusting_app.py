@@ -1,10 +1,11 @@
 """An integrator's webhook handler written the quick way: it trusts each webhook.
 
-The submission's state follows the last webhook to arrive (``submit``: pending,
-``approved``: approved), and every
-``approved`` webhook sends a welcome e-mail. Correct when each webhook arrives once and
-in order; wrong when one arrives twice (two e-mails) or late (``submit`` after
-``approved`` leaves the user pending).
+The submission's state follows the last status webhook to arrive (``submit``: pending,
+``approved``: approved, ``rejected``: rejected; ``updated`` only says that something
+changed, so it is ignored), and every ``approved`` webhook sends a welcome e-mail. Correct
+when each webhook arrives once and in order; wrong when one arrives twice (two e-mails),
+out of order (``submit`` after ``approved`` leaves the user pending) or not at all (a lost
+``approved`` leaves the user pending too).
 """
 
 from __future__ import annotations
@@ -32,9 +33,10 @@ class TrustingApp:
         return f"http://127.0.0.1:{self._server.server_address[1]}/webhook"
 
     def handle(self, payload: dict[str, Any]) -> None:
-        sid = payload["submission_id"]
-        self.states[sid] = STATE_OF[payload["webhook_trigger"]]  # the last one wins
-        if payload["webhook_trigger"] == "approved":
+        sid, trigger = payload["submission_id"], payload["webhook_trigger"]
+        if trigger in STATE_OF:
+            self.states[sid] = STATE_OF[trigger]  # the last one wins
+        if trigger == "approved":
             self.emails.append(sid)  # once per webhook, not once per submission
 
     def stop(self) -> None:
