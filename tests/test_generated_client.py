@@ -8,6 +8,7 @@ call of every /v3 operation must come back as the model the document promises (n
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import os
@@ -24,6 +25,7 @@ from starlette.testclient import TestClient
 
 from conftest import LiveServer
 from idv_mock import Service, ServiceConfig, openapi
+from idv_mock.backend import images
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
@@ -96,6 +98,9 @@ def test_every_operation_parses_into_its_model(generated: tuple[str, str]) -> No
             raise_on_unexpected_status=True,
         ) as client:
             _check_submissions(api, client, server.service)
+            _check_tokens(api, client)
+            _check_review_and_images(api, client, server.service)
+            _check_migration(api, client)
 
 
 def _check_submissions(api: Api, client: Any, service: Service) -> None:
@@ -189,6 +194,64 @@ def _check_projection(api: Api, client: Any) -> None:
     assert _ok(one, m.ProjectionGetResponse).item.fields == ["date_of_birth"]
     gone = api.call("projection.delete_projection_projection_id").sync_detailed(pid, client=client)
     assert _ok(gone, m.ProjectionDeleteResponse).message == "Delete projection success"
+
+
+def _check_tokens(api: Api, client: Any) -> None:
+    """The token pool (endpoints.md 1-3): each GET form parses into its own member."""
+    m, call = api.models, api.call("tokens.get_submission_tokens").sync_detailed
+    count = getattr(m, "GetSubmissionTokensType", str)("count")  # 3.0: an enum; 3.1: a Literal
+    body = m.TokenRequest(token_id=["user001a", "user002b"])
+    added = api.call("tokens.post_submission_tokens").sync_detailed(client=client, body=body)
+    assert _ok(added, m.TokenRegisterResponse).summary.processed == 2
+    one = _ok(call(client=client, token_id="user001a"), m.TokenGetResponseType0)
+    assert (one.data.token_id, one.data.status, one.data.expired) == (
+        "user001a",
+        "registered",
+        False,
+    )
+    page = _ok(call(client=client), m.TokenGetResponseType1)
+    assert sorted(t.token_id for t in page.data) == ["user001a", "user002b"]
+    assert _ok(call(client=client, type_=count), m.TokenGetResponseType2).count == 2
+    gone = api.call("tokens.delete_submission_tokens").sync_detailed(
+        client=client, body=m.TokenDeleteRequestType0(token_id=["user001a"])
+    )
+    assert _ok(gone, m.TokenDeleteResponse).summary.deleted == 1
+    assert _ok(call(client=client, type_=count), m.TokenGetResponseType2).count == 1
+
+
+def _check_review_and_images(api: Api, client: Any, service: Service) -> None:
+    """A pending submission approved by the client; an image put as multipart, read back."""
+    m = api.models
+    sid = service.create_submission("default", {"kyc": {"result": "pending"}})["submission_id"]
+    decision = m.ReviewRequest.from_dict(
+        {"admin": ADMIN, "submissionId": sid, "status": "approved"}
+    )
+    reviewed = api.call("review.post_submission_review").sync_detailed(client=client, body=decision)
+    assert _ok(reviewed, m.ReviewResponse).final_status == "approved"
+    selfie = images.sample("another-id", "selfieImage")
+    put = m.PutImageRequest.from_dict(
+        {"submissionId": sid, "admin": ADMIN, "selfieImage": base64.b64encode(selfie).decode()}
+    )
+    done = api.call("images.put_submission_image").sync_detailed(client=client, body=put)
+    assert _ok(done, m.PutImageResponse).message == "complete to update image."
+    got = api.call("images.get_image").sync_detailed(
+        client=client, submission_id=sid, type_=m.GetImageType("selfieImage")
+    )
+    assert got.status_code == 200, got.content
+    assert got.parsed.payload.read() == selfie
+
+
+def _check_migration(api: Api, client: Any) -> None:
+    m = api.models
+    legacy = m.MigrationRequest.from_dict({"admin": ADMIN, "email": "jane@example.com",
+        "fullName": "Jane Roe", "birthDate": "1990-02-03", "kycStatus": "approved"})  # fmt: skip
+    moved = api.call("migration.post_submission_migration").sync_detailed(
+        client=client, body=legacy
+    )
+    sid = _ok(moved, m.MigrationResponse).submission_id
+    got = api.call("submission.get_submission").sync_detailed(client=client, submission_id=sid)
+    item = _ok(got, m.GetSubmissionResponse).items[0]
+    assert (item.email, item.kyc.result) == ("jane@example.com", "approved")
 
 
 CODEGEN = Path(sys.executable).with_name("datamodel-codegen")

@@ -79,7 +79,25 @@ def _components() -> dict[str, Any]:
             found[f"{stem}.{def_name}"] = _rewrite(definition, name)
     for stem, schema in found.items():
         found[stem] = _typed(_flatten(schema, found))
-    return found
+    return {stem: _inline_deep_refs(schema, found) for stem, schema in found.items()}
+
+
+def _inline_deep_refs(node: Any, found: dict[str, Any]) -> Any:
+    """A ``$ref`` into a component's inside (``token_request/properties/tokenId/items``) as
+    a copy of its target: code generators resolve references to whole components only."""
+    if isinstance(node, list):
+        return [_inline_deep_refs(v, found) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _inline_deep_refs(v, found) for k, v in node.items()}
+    stem, _, pointer = out.get("$ref", "").removeprefix("#/components/schemas/").partition("/")
+    if not pointer:
+        return out
+    target: Any = found[stem]
+    for part in pointer.split("/"):
+        target = target[part.replace("~1", "/").replace("~0", "~")]
+    siblings = {k: v for k, v in out.items() if k != "$ref"}
+    return _inline_deep_refs(copy.deepcopy(target), found) | siblings
 
 
 def _flatten(schema: dict[str, Any], found: dict[str, Any]) -> dict[str, Any]:
@@ -107,7 +125,9 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return base
 
 
-JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
+JSON_TYPES = (
+    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null"),
+)  # fmt: skip
 
 
 def _typed(node: Any) -> Any:
@@ -120,8 +140,9 @@ def _typed(node: Any) -> Any:
     values = out.get("enum", [out["const"]] if "const" in out else None)
     if values and "type" not in out:
         kinds = {next((t for cls, t in JSON_TYPES if isinstance(v, cls)), None) for v in values}
-        if len(kinds) == 1 and None not in kinds:
-            out["type"] = kinds.pop()
+        if None not in kinds and len(kinds - {"null"}) == 1:  # one type, or it or null
+            kind = (kinds - {"null"}).pop()
+            out["type"] = [kind, "null"] if "null" in kinds else kind
     return out
 
 
@@ -145,7 +166,7 @@ def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
         required = set(schema.get("required", []))
         for prop, spec in schema["properties"].items():
             param = {"name": prop, "in": "query", "required": prop in required}
-            params.append({**param, "schema": _rewrite(spec, query)})
+            params.append({**param, "schema": _typed(_rewrite(spec, query))})
     return params
 
 
@@ -515,8 +536,10 @@ def to_30(node: Any) -> Any:
     if "const" in out:
         out["enum"] = [out.pop("const")]
     if isinstance(out.get("type"), list):
-        kinds = [t for t in out.pop("type") if t != "null"]
-        out["nullable"] = True
+        listed = out.pop("type")
+        kinds = [t for t in listed if t != "null"]
+        if "null" in listed:
+            out["nullable"] = True
         if len(kinds) == 1:
             out["type"] = kinds[0]
         else:
