@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test lint format clean bench
+.PHONY: serve test test-compat lint format clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ lint: $(VENV)/.installed-test
 test: lint
 	$(BIN)/pytest -q -n 2
 
+# make test-compat: the files where the mock meets its dependencies, at the lowest and the
+# newest versions pyproject.toml allows, on Python 3.10 and 3.13 (.ci/compat.py; README
+# "Tested versions"); FULL=1: the whole suite in each of the four
+test-compat: $(VENV)/.installed-test
+	$(BIN)/pip install --quiet uv
+	FULL=$(FULL) $(BIN)/python .ci/compat.py
+
 # make bench: quick (one round, short runs, up to 10k submissions); make bench FULL=1: the lot
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run.py $(if $(filter 1,$(FULL)),--full)
@@ -38,4 +45,4 @@ format: $(VENV)/.installed-test
 	$(BIN)/ruff check --fix src tests pytest_plugin bench
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-compat build dist .pytest_cache .mypy_cache .ruff_cache
