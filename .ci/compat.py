@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from subprocess import STDOUT
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".venv-compat"
@@ -141,14 +142,14 @@ def main() -> int:
             pins = build(python, resolution, cell)
             built = time.monotonic() - started
             started = time.monotonic()
-            result = run(
-                cell / "bin" / "python", "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
-                *tests, cwd=ROOT,
-            )  # fmt: skip
+            log = cell / "pytest.log"  # written as the tests run: `tail -f` it to follow
+            with log.open("w", encoding="utf-8") as out:
+                pytest = (cell / "bin" / "python", "-m", "pytest", "-q", "-n", "2")
+                options = ("-p", "no:cacheprovider", *tests)
+                code = subprocess.call([*pytest, *options], cwd=ROOT, stdout=out, stderr=STDOUT)
             took = time.monotonic() - started
-            (cell / "pytest.log").write_text(result.stdout + result.stderr, encoding="utf-8")
-            failed = failed or result.returncode != 0
-            tested = counts(result.stdout)
+            failed = failed or code != 0
+            tested = counts(log.read_text(encoding="utf-8"))
             row = (
                 f"| {version} ({source}) | {resolution} | {versions(pins)} | {tested}"
                 f" | {took:.0f} s (install {built:.0f} s) |"

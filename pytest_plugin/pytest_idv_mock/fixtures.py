@@ -69,7 +69,10 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     import uvicorn
 
     # quiet: a failing test's captured output should show the test, not the server
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    # ws="none": the mock serves no websockets (nor loads a websockets library for them)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, ws="none"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
     thread.start()

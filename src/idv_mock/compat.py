@@ -25,7 +25,6 @@ user's call. Only the standard library is imported here at import time, and noth
 from __future__ import annotations
 
 import functools
-import inspect
 import re
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -106,6 +105,8 @@ def httpx_merge_url_owner() -> type | None:
 
 
 def _takes_url(owner: type) -> bool:
+    import inspect  # once, for this check alone
+
     parameters = inspect.signature(owner.__dict__["_merge_url"]).parameters
     return list(parameters) == ["self", "url"]
 
