@@ -34,7 +34,7 @@ test: lint
 # "Tested versions"); FULL=1: the whole suite in each of the four
 test-compat: $(VENV)/.installed-test
 	$(BIN)/pip install --quiet uv
-	FULL=$(FULL) $(BIN)/python .ci/compat.py
+	FULL=$(FULL) CELLS="$(CELLS)" TESTS="$(TESTS)" $(BIN)/python .ci/compat.py
 
 # make bench: quick (one round, short runs, up to 10k submissions); make bench FULL=1: the lot
 bench: $(VENV)/.installed

@@ -10,7 +10,8 @@ versions"), or the whole suite with ``FULL=1``. Prints and writes
 Interpreters: uv-managed ones when ``uv python install`` can download them, else one
 already on the machine (pyenv's versions, or ``pythonX.Y`` on PATH). Only wheels are
 installed (``--only-binary :all:``): on a Python a floor release has no wheel for, the
-lowest release with one is taken, and the table says which.
+lowest release with one is taken, and the table says which. ``CELLS="py3.10-highest ..."``
+runs only those cells; ``TESTS="tests/test_x.py ..."`` only those files.
 """
 
 from __future__ import annotations
@@ -132,12 +133,17 @@ def counts(output: str) -> str:
 
 def main() -> int:
     full = os.environ.get("FULL") == "1"
-    tests = [] if full else list(COMPAT_TESTS)
+    tests = os.environ.get("TESTS", "").split() or ([] if full else list(COMPAT_TESTS))
+    only = os.environ.get("CELLS", "").split()  # e.g. CELLS="py3.10-lowest-direct"
     rows, failed = [], False
     for version in PYTHONS:
+        if only and not any(name.startswith(f"py{version}-") for name in only):
+            continue
         python, source = find_python(version)
         for resolution in RESOLUTIONS:
             cell = HOME / f"py{version}-{resolution}"
+            if only and cell.name not in only:
+                continue
             started = time.monotonic()
             pins = build(python, resolution, cell)
             built = time.monotonic() - started
@@ -157,7 +163,8 @@ def main() -> int:
             print(row, flush=True)
             rows.append(row)
     header = "| Python | resolution | versions | tests | time |\n|---|---|---|---|---|\n"
-    scope = "the whole suite" if full else f"{len(COMPAT_TESTS)} files (.ci/compat.py)"
+    scope = " ".join(tests) if tests else "the whole suite"
+    scope = f"{len(COMPAT_TESTS)} files (.ci/compat.py)" if tests == list(COMPAT_TESTS) else scope
     table = f"Tests: {scope}\n\n{header}" + "\n".join(rows) + "\n"
     (HOME / "results.md").write_text(table, encoding="utf-8")
     print(f"\n{table}")
