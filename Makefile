@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test lint format clean bench docs image image-test
+.PHONY: serve test test-compat lint format clean bench docs image image-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ lint: $(VENV)/.installed-test
 
 test: lint
 	$(BIN)/pytest -q -n 2
+
+# make test-compat: the files where the mock meets its dependencies, at the lowest and the
+# newest versions pyproject.toml allows, on Python 3.10 and 3.13 (.ci/compat.py; README
+# "Tested versions"); FULL=1: the whole suite in each of the four
+test-compat: $(VENV)/.installed-test
+	$(BIN)/pip install --quiet uv
+	FULL=$(FULL) CELLS="$(CELLS)" TESTS="$(TESTS)" $(BIN)/python .ci/compat.py
 
 # make bench: quick (one round, short runs, up to 10k submissions); make bench FULL=1: the lot
 bench: $(VENV)/.installed
@@ -57,4 +64,4 @@ format: $(VENV)/.installed-test
 	$(BIN)/ruff check --fix src tests pytest_plugin bench
 
 clean:
-	rm -rf $(VENV) build dist site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-compat build dist site .pytest_cache .mypy_cache .ruff_cache

@@ -1,21 +1,29 @@
 """The layers of ARCHITECTURE.md, checked: no module imports from a layer above its own.
 
-Every import counts, lazy ones inside functions included (they are how a layer would
-reach up unseen); only ``if TYPE_CHECKING:`` blocks are left out, since they run nothing.
+Every import counts: lazy ones inside functions (they are how a layer would reach up
+unseen), relative ones, and ``importlib.import_module``/``__import__`` calls (with a
+computed name, every dotted ``idv_mock`` name written in the module counts). Only
+``if TYPE_CHECKING:`` blocks are left out, since they run nothing. A module in no layer
+fails, and the pytest plugin is checked too: its ``__init__`` imports only the standard
+library, its fixtures only the public objects ARCHITECTURE.md lists.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "idv_mock"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "idv_mock"
+PLUGIN = ROOT / "pytest_plugin" / "pytest_idv_mock"
 
-# ARCHITECTURE.md's table: layer number -> the modules in it (a name covers its subpackage)
+# ARCHITECTURE.md's table: layer number -> the modules in it (a name covers its subpackage;
+# "idv_mock" is the package root alone)
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("errors", "clock", "schemas", "crypto", "jsondepth", "addresses"),
+    0: ("errors", "clock", "schemas", "crypto", "jsondepth", "addresses", "compat"),
     1: ("fake", "aml", "delivery", "webhooks", "receiver", "transport"),
     2: ("backend",),
     3: ("api", "web", "openapi"),
@@ -29,10 +37,28 @@ BANNED: dict[int, tuple[str, ...]] = {
     2: ("starlette", "uvicorn", "httpx", "jinja2", "http"),  # no HTTP, not even HTTPStatus
     3: ("idv_mock.cli",),
 }
+# modules with rules of their own instead of their layer's bans: compat is the one door to
+# the dependencies' internals, so it may import them (lazily), and nothing of idv_mock
+OWN_BANS: dict[str, tuple[str, ...]] = {"idv_mock.compat": ("idv_mock", "jinja2")}
+# what the plugin's fixtures may use (ARCHITECTURE.md, "The pytest plugin")
+PLUGIN_USES = (
+    "idv_mock",
+    "idv_mock.transport",
+    "idv_mock.receiver",
+    "idv_mock.scenarios",
+    "idv_mock.intercept",
+    "idv_mock.crypto",
+    "idv_mock.backend.liveform",
+    "idv_mock.backend.events",
+)
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    if path.is_relative_to(PACKAGE):
+        parts = path.relative_to(PACKAGE.parent).parts
+    else:
+        parts = path.relative_to(PLUGIN.parent).parts
+    parts = (*parts[:-1], parts[-1].removesuffix(".py"))
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -41,8 +67,11 @@ def layer_of(module: str) -> int:
     best: tuple[int, int] | None = None
     for number, names in LAYERS.items():
         for name in names:
-            full = name if name == "idv_mock" else f"idv_mock.{name}"
-            covers = module == full or module.startswith(full + ".")
+            if name == "idv_mock":
+                covers, full = module == name, name  # the root only, not what is under it
+            else:
+                full = f"idv_mock.{name}"
+                covers = module == full or module.startswith(full + ".")
             if covers and (best is None or len(full) > best[1]):
                 best = (number, len(full))
     assert best is not None, f"{module} is in no layer of ARCHITECTURE.md: add it there and here"
@@ -56,10 +85,14 @@ def _type_checking(node: ast.If) -> bool:
     )
 
 
-def imports(path: Path) -> list[str]:
+def imports(path: Path, package: str | None = None) -> list[str]:
     """Every module ``path`` imports at run time (names of ``from idv_mock import x`` that
-    are modules count as that module; other names as the package itself)."""
+    are modules count as that module; other names as the package itself). ``package``:
+    what relative imports are relative to (the module's own package by default)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    if package is None:
+        own = module_name(path)
+        package = own if path.name == "__init__.py" else own.rpartition(".")[0]
     skipped = {
         id(inner)
         for node in ast.walk(tree)
@@ -68,18 +101,51 @@ def imports(path: Path) -> list[str]:
         for inner in ast.walk(stmt)
     }
     found: list[str] = []
+    dynamic = False
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found += [_target(node.module, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, package)
+            found += [_target(base, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Call) and _imports_by_name(node):
+            name = node.args[0] if node.args else None
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                found.append(name.value)
+            else:
+                dynamic = True
+    if dynamic:  # a computed name: every idv_mock module named in the module counts
+        found += [
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("idv_mock.")
+            and node.value.replace(".", "").replace("_", "").isalnum()
+        ]
     return found
 
 
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` reads, relative ones resolved against ``package``."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    base = ".".join(parts[: len(parts) - (node.level - 1)])
+    return f"{base}.{node.module}" if node.module else base
+
+
+def _imports_by_name(node: ast.Call) -> bool:
+    """``importlib.import_module(...)``, ``import_module(...)`` or ``__import__(...)``."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name in ("import_module", "__import__")
+
+
 def _target(module: str, name: str) -> str:
-    if module.startswith("idv_mock"):
+    if module == "idv_mock" or module.startswith("idv_mock."):
         inner = PACKAGE.joinpath(*module.split(".")[1:], name)
         if inner.with_suffix(".py").exists() or (inner / "__init__.py").exists():
             return f"{module}.{name}"
@@ -87,6 +153,7 @@ def _target(module: str, name: str) -> str:
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
+PLUGIN_SOURCES = sorted(PLUGIN.rglob("*.py"))
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: module_name(p))
@@ -98,22 +165,66 @@ def test_no_module_imports_from_a_layer_above_its_own(path: Path) -> None:
         top = target.split(".")[0]
         if top == "idv_mock" and target != module and layer_of(target) > own:
             wrong.append(f"{target} (layer {layer_of(target)})")
-        banned = BANNED.get(own, ())
+        banned = OWN_BANS.get(module, BANNED.get(own, ()))
         if any(target == b or target.startswith(b + ".") for b in banned):
-            wrong.append(f"{target} (banned in layer {own})")
+            wrong.append(f"{target} (banned in {module})")
     assert wrong == [], f"{module} (layer {own}) imports {wrong}"
 
 
 def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
-    """A backend module reaching for Starlette or the web layer is caught."""
+    """A backend module reaching for Starlette or the web layer is caught, however it
+    imports: plainly, lazily, relatively or through importlib."""
     bad = tmp_path / "bad.py"
     bad.write_text(
         "from starlette.responses import Response\n"
         "def f():\n    from idv_mock.api import app\n"
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import uvicorn\n"
+        "from ..api import http\nfrom .. import cli\nfrom . import store\n"
+        "import importlib\nimportlib.import_module('idv_mock.web.pages')\n"
+        "__import__('idv_mock.openapi')\n"
     )
-    assert imports(bad) == ["starlette.responses", "typing", "idv_mock.api.app"]
+    found = imports(bad, package="idv_mock.backend")
+    assert found == [
+        "starlette.responses",
+        "typing",
+        "idv_mock.api.http",
+        "idv_mock.cli",
+        "idv_mock.backend.store",
+        "importlib",
+        "idv_mock.api.app",
+        "idv_mock.web.pages",
+        "idv_mock.openapi",
+    ]
     assert layer_of("idv_mock.api.app") > layer_of("idv_mock.backend.service")
+
+
+def test_a_computed_import_counts_every_module_the_file_names(tmp_path: Path) -> None:
+    code = "import importlib\nHOMES = {'x': 'idv_mock.cli'}\nimportlib.import_module(HOMES['x'])\n"
+    (tmp_path / "lazy.py").write_text(code)
+    assert "idv_mock.cli" in imports(tmp_path / "lazy.py", package="idv_mock")
+
+
+def test_a_module_in_no_layer_fails() -> None:
+    with pytest.raises(AssertionError, match=r"idv_mock.newthing is in no layer"):
+        layer_of("idv_mock.newthing")
+    assert layer_of("idv_mock") == 4
+    assert layer_of("idv_mock.compat") == 0
+
+
+@pytest.mark.parametrize("path", PLUGIN_SOURCES, ids=lambda p: module_name(p))
+def test_the_plugin_uses_only_public_objects(path: Path) -> None:
+    """``__init__`` (loaded by every pytest run of a downstream project) imports only the
+    standard library and its own fixtures; the fixtures use only what ARCHITECTURE.md lists."""
+    module = module_name(path)
+    wrong = []
+    for target in imports(path):
+        top = target.split(".")[0]
+        if module == "pytest_idv_mock":
+            if top not in sys.stdlib_module_names and target != "pytest_idv_mock.fixtures":
+                wrong.append(target)
+        elif top == "idv_mock" and target not in PLUGIN_USES:
+            wrong.append(target)
+    assert wrong == [], f"{module} imports {wrong}"
 
 
 def test_only_the_backend_takes_the_service_lock() -> None:

@@ -43,7 +43,8 @@ def seeded(**options: Any) -> Service:
 def serve(app: Starlette) -> Iterator[str]:
     """uvicorn in a thread on a free port (as conftest's LiveServer); yields the origin."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", ws="none")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

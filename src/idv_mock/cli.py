@@ -536,6 +536,7 @@ def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
         log_level=args.log_level,
         access_log=args.access_log,
         http=timed(args.request_timeout) if args.request_timeout > 0 else "auto",
+        ws="none",  # the mock serves no websockets (nor loads a websockets library for them)
     )
 
 

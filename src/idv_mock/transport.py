@@ -30,7 +30,9 @@ how the mock drops a connection (the ``connection_reset`` fault): the caller get
 ``InProcessClient``/``AsyncInProcessClient`` (what the pytest fixtures return) are
 ``httpx.Client``/``httpx.AsyncClient`` minus two per-call costs of httpx's own that do not
 change what is sent or received; together with the transport they make an in-process
-call cost a fraction of what it did with TestClient.
+call cost a fraction of what it did with TestClient. Both use private names of httpx
+(``Client._merge_url``, ``Client._cookies``), through :mod:`idv_mock.compat`: with an httpx
+that lacks them, a warning and httpx's own way.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from typing import Any
 from urllib.parse import unquote
 
 import httpx
+
+from idv_mock import compat
 
 __all__ = ["ASGITransport", "AsyncASGITransport", "AsyncInProcessClient", "InProcessClient"]
 
@@ -321,6 +325,7 @@ def sets_cookie(response: httpx.Response) -> bool:
 
 SET_COOKIE = (b"set-cookie", b"set-cookie2")
 MERGED_URLS = 1024  # per client; a test suite calls far fewer distinct URL strings
+MERGE_URL = compat.httpx_merge_url_owner() is not None  # checks httpx's version, at import
 
 
 class MergedUrls:
@@ -367,11 +372,13 @@ class InProcessClient(httpx.Client):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._cookies = _SetCookieOnly(self._cookies)
+        compat.skip_empty_cookie_passes(self, _SetCookieOnly)
         self._merged_urls = MergedUrls()
 
-    def _merge_url(self, url: httpx.URL | str) -> httpx.URL:
-        return self._merged_urls.merge(self.base_url, url, super()._merge_url)
+    if MERGE_URL:  # httpx's private URL merge, where it is the one compat checked
+
+        def _merge_url(self, url: httpx.URL | str) -> httpx.URL:
+            return self._merged_urls.merge(self.base_url, url, super()._merge_url)
 
 
 class AsyncInProcessClient(httpx.AsyncClient):
@@ -379,8 +386,10 @@ class AsyncInProcessClient(httpx.AsyncClient):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._cookies = _SetCookieOnly(self._cookies)
+        compat.skip_empty_cookie_passes(self, _SetCookieOnly)
         self._merged_urls = MergedUrls()
 
-    def _merge_url(self, url: httpx.URL | str) -> httpx.URL:
-        return self._merged_urls.merge(self.base_url, url, super()._merge_url)
+    if MERGE_URL:  # httpx's private URL merge, where it is the one compat checked
+
+        def _merge_url(self, url: httpx.URL | str) -> httpx.URL:
+            return self._merged_urls.merge(self.base_url, url, super()._merge_url)

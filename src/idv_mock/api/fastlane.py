@@ -26,6 +26,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
+from idv_mock import compat
 from idv_mock.api.get_submission import Query, page_json, plain_query, takes_plain_page
 from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, client_gone, grouped, query_pairs
 from idv_mock.api.journaling import record_call
@@ -41,8 +42,14 @@ _CONTENT_TYPE = (b"content-type", _JSON_TYPE)
 class MockApp(Starlette):
     """Starlette with the lane in front of its middleware and routes."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # app.state's attributes live in this dict, read per call with no __getattr__
+        self.shared: dict[str, Any] = {}
+        self.state = compat.state_over(self.shared)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        state: dict[str, Any] = self.state._state  # State's own dict: no __getattr__ per read
+        state = self.shared  # app.state's own dict (compat.state_over): no __getattr__ per read
         try:  # (a try costs nothing until something is raised)
             cors = state.get("cors")  # CORS, when on, outermost (cors.py)
             if cors is not None:
@@ -78,7 +85,7 @@ class MockApp(Starlette):
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Behind CORS: the lane, else Starlette."""
-        body = self._lane(self.state._state, scope)
+        body = self._lane(self.shared, scope)
         if body is None:
             await super().__call__(scope, receive, send)
             return

@@ -18,15 +18,24 @@ the cycle it makes once the headers are in. A connection and its first request a
 from the connection's start; a later request from the first tick that saw it on its way,
 so it is cut off between its deadline and one tick later (two, for a first request whose
 headers came before the first tick but whose body did not), never before.
+
+uvicorn's class is a private one: :mod:`idv_mock.compat` checks it (and uvicorn's version)
+at import; without it, a warning and ``--request-timeout`` is off, never a crash of
+``serve``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from idv_mock import compat
+
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+else:  # uvicorn's class when it can be subclassed (compat checks, and warns when not)
+    HttpToolsProtocol = compat.httptools_protocol() or object
 
 _TIMEOUT_BODY = b'{"message": "Request not received in time"}'
 _TIMEOUT_RESPONSE = (
@@ -128,6 +137,9 @@ _WARNED = False
 LOG = logging.getLogger("idv_mock.timeouts")
 
 
-def timed(seconds: float) -> type[TimedHttpToolsProtocol]:
-    """The protocol class for ``uvicorn.run(http=...)`` with a ``seconds`` deadline."""
+def timed(seconds: float) -> type[TimedHttpToolsProtocol] | str:
+    """The protocol class for ``uvicorn.run(http=...)`` with a ``seconds`` deadline; "auto"
+    (uvicorn's own, no deadline) when uvicorn's protocol cannot be subclassed (compat warned)."""
+    if compat.httptools_protocol() is None:
+        return "auto"
     return type("TimedHttpToolsProtocol", (TimedHttpToolsProtocol,), {"request_timeout": seconds})

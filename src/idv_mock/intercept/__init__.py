@@ -9,7 +9,9 @@ While a mock is active, ``httpx.HTTPTransport.handle_request``,
 ``httpx.AsyncHTTPTransport.handle_async_request`` and (when requests is installed)
 ``requests.adapters.HTTPAdapter.send`` answer calls under the mocked base URLs from the
 mock's app, through :mod:`idv_mock.transport`; every other URL goes on to whatever the
-method was before (the network, or respx, pytest-httpx, responses), untouched.
+method was before (the network, or respx, pytest-httpx, responses), untouched. When
+requests is installed but cannot be patched, its calls to mocked URLs raise
+:class:`InterceptionUnavailable` instead of reaching the network.
 """
 
 from __future__ import annotations
@@ -25,9 +27,16 @@ from typing import Any, TypeVar
 from idv_mock.backend import Service, ServiceConfig
 from idv_mock.intercept import _httpx
 from idv_mock.intercept._layers import Layer
+from idv_mock.intercept._refusing import InterceptionUnavailable, requests_refusal
 from idv_mock.intercept._routing import BaseUrl, Target, UnmockedRequestError, register, unregister
 
-__all__ = ["DEFAULT_BASE_URL", "Mock", "UnmockedRequestError", "mock"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "InterceptionUnavailable",
+    "Mock",
+    "UnmockedRequestError",
+    "mock",
+]
 
 DEFAULT_BASE_URL = "https://rest-api.argosidentity.com/v3"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -185,10 +194,19 @@ mock = Mock  # ``idv_mock.mock(...)``: the moto-style spelling of the same thing
 
 
 def _layers(target: Target) -> list[Layer]:
-    """The patches of every installed client: httpx always, requests when importable."""
-    found = _httpx.layers(target)
+    """The patches of every installed client: httpx always, requests when installed."""
+    return _httpx.layers(target) + _requests_layers(target)
+
+
+def _requests_layers(target: Target) -> list[Layer]:
+    """requests' layer; a refusing one when requests is installed but cannot be patched
+    (its calls to mocked URLs raise ``InterceptionUnavailable``, never reach the network)."""
+    try:
+        import requests.adapters  # noqa: F401  # not installed: no requests call to cover
+    except ImportError:
+        return []
     try:
         from idv_mock.intercept import _requests
-    except ImportError:
-        return found
-    return found + _requests.layers(target)
+    except ImportError as exc:
+        return requests_refusal(target, exc)
+    return _requests.layers(target)

@@ -16,8 +16,9 @@ response that sets a cookie, goes through the cookie jar as it always did.
 A fourth layer, on the clients' ``_merge_url``, keeps each client's merged URLs
 (``transport.MergedUrls``, as the ``idv_client`` fixture does): httpx otherwise parses a
 relative URL and the merged one again on every call of a client with a ``base_url``, about
-25 µs, a fifth of an intercepted call. It is a private method; should httpx drop it, the
-layer is left out and calls merge as they always did.
+25 µs, a fifth of an intercepted call. It is a private method, checked by
+:mod:`idv_mock.compat`; should httpx drop it, a warning, the layer is left out and calls
+merge as they always did.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
+from idv_mock import compat
 from idv_mock.intercept._layers import Layer
 from idv_mock.intercept._routing import Target, decide, split_httpx
 from idv_mock.transport import MergedUrls, sets_cookie
@@ -66,9 +68,9 @@ CACHE_ATTRIBUTE = "_idv_mock_merged_urls"
 
 
 def _merge_layers() -> list[Layer]:
-    owner = next((c for c in httpx.Client.__mro__ if "_merge_url" in c.__dict__), None)
-    if owner is None or owner not in httpx.AsyncClient.__mro__:
-        return []  # another httpx: nothing to speed up
+    owner = compat.httpx_merge_url_owner()
+    if owner is None:
+        return []  # another httpx (compat warned): nothing to speed up
     return [Layer(owner, "_merge_url", _merge_layer)]
 
 

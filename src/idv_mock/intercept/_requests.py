@@ -3,7 +3,8 @@
 The prepared request is handed to the app through the same in-process transport as an
 httpx call, and the answer is made into what a socket would have given the adapter (a
 urllib3 response), so ``build_response`` does the rest: encoding, cookies, ``raw``
-streaming, redirects through the session. A ``connection_reset`` fault becomes
+streaming, redirects through the session. Only names urllib3 1.26 and 2.x share are used.
+A ``connection_reset`` fault becomes
 :class:`ConnectionDropped`, both ``requests.ConnectionError`` and the
 ``ChunkedEncodingError`` requests raises when a server drops a connection mid-body.
 """
@@ -12,15 +13,15 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from http.client import HTTPMessage
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import requests
 from requests.adapters import HTTPAdapter
-from urllib3 import HTTPHeaderDict, HTTPResponse
 from urllib3.exceptions import ProtocolError
-from urllib3.util.request import body_to_chunks
+from urllib3.response import HTTPResponse
 
 from idv_mock.intercept._layers import Layer
 from idv_mock.intercept._routing import Target, decide, split_text
@@ -76,20 +77,30 @@ class ConnectionDropped(requests.ConnectionError, requests.exceptions.ChunkedEnc
 
 def _body(request: requests.PreparedRequest, method: str) -> bytes:
     """The bytes urllib3 would send for the prepared body (text, bytes, file or iterable)."""
-    chunks = body_to_chunks(request.body, method, BLOCK).chunks
-    if chunks is None:
+    body: Any = request.body
+    if body is None:
         return b""
-    return b"".join(c.encode("utf-8") if isinstance(c, str) else bytes(c) for c in chunks)
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return bytes(body)
+    if hasattr(body, "read"):  # a file: read in blocks, as urllib3 sends it
+        return b"".join(_encoded(block) for block in iter(lambda: body.read(BLOCK), b""))
+    return b"".join(_encoded(chunk) for chunk in body)  # an iterable (generator) of chunks
+
+
+def _encoded(chunk: str | bytes) -> bytes:
+    return chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
 
 
 def _raw(answer: httpx.Response, method: str, url: str) -> HTTPResponse:
-    """The urllib3 response a socket would have produced, body unread (``stream=True`` works)."""
-    headers = HTTPHeaderDict()
-    for key, value in answer.headers.multi_items():
-        headers.add(key, value)
+    """The urllib3 response a socket would have produced, body unread (``stream=True`` works).
+
+    Headers go in as pairs, which urllib3 1.26 and 2.x both take (repeats kept)."""
+    headers = answer.headers.multi_items()
     return HTTPResponse(
         body=io.BytesIO(answer.read()),
-        headers=headers,
+        headers=headers,  # type: ignore[arg-type]  # pairs: HTTPHeaderDict.extend takes them
         status=answer.status_code,
         reason=answer.reason_phrase,
         preload_content=False,
@@ -99,10 +110,14 @@ def _raw(answer: httpx.Response, method: str, url: str) -> HTTPResponse:
     )
 
 
-def _original(headers: HTTPHeaderDict) -> Any:
-    """What requests reads cookies from (``_original_response.msg``), made only when needed."""
-    if not any(key.lower() in SET_COOKIE for key in headers):
+def _original(headers: list[tuple[str, str]]) -> Any:
+    """What requests reads cookies from (``_original_response.msg``, the standard library's
+    message a socket's response has), made only when needed."""
+    if not any(key.lower() in SET_COOKIE for key, _ in headers):
         return None
+    message = HTTPMessage()
+    for key, value in headers:
+        message[key] = value  # appends: repeated headers are all kept
     closed = io.BytesIO()
     closed.close()
-    return HTTPResponse(body=closed, msg=headers, preload_content=False)  # type: ignore[arg-type]
+    return HTTPResponse(body=closed, msg=message, preload_content=False)

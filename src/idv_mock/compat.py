@@ -1,0 +1,210 @@
+"""The one door to our dependencies' internals: each use is checked here, and fails loudly.
+
+Three private names of other packages are worth their risk (``bench/internals.py`` measures
+each against the public way; README "Tested versions" has the figures):
+
+- httpx ``Client._merge_url``, kept per client by the in-process clients and the
+  interception: httpx parses a relative URL and the merged one again on every call;
+- httpx ``Client._cookies``, a jar that skips responses without ``Set-Cookie``: httpx's
+  jar copies every header for ``http.cookiejar`` even then;
+- uvicorn's ``HttpToolsProtocol``, subclassed by ``api/timeouts.py`` for the deadline of
+  ``--request-timeout`` (a feature, not a speed-up: uvicorn has no header timeout).
+
+Starlette's ``State._state`` is no longer read: ``state_over`` hands ``State`` the dict
+itself (its public constructor), which costs the same. urllib3 is used only through names
+that 1.26 and 2.x share (``intercept/_requests.py``).
+
+Each dependency's version is compared with the range ``make test-compat`` runs
+(``TESTED``) when its part is first used. Outside it, an :class:`UntestedVersionWarning`
+names both; a private name that is gone then gives a :class:`CompatWarning` and the public
+way (same behaviour, slower; for the deadline: no deadline), never an AttributeError in a
+user's call. Only the standard library is imported here at import time, and nothing of
+``idv_mock``: the dependencies are imported by the functions that need them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import warnings
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+    from starlette.datastructures import State
+
+# The versions `make test-compat` runs, lowest-direct to newest, as pyproject.toml bounds
+# them (from, inclusive; below, exclusive): tests/test_compat.py checks the two agree.
+TESTED: dict[str, tuple[str, str]] = {
+    "httpx": ("0.28", "0.29"),
+    "uvicorn": ("0.29", "0.55"),
+}
+
+
+class CompatWarning(UserWarning):
+    """A dependency lacks a private name the mock uses: the public way is taken instead."""
+
+
+class UntestedVersionWarning(CompatWarning):
+    """A dependency whose internals the mock reads is outside the tested range."""
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
+def in_range(dist: str, version: str) -> bool:
+    low, below = TESTED[dist]
+    return _numbers(low) <= _numbers(version) < _numbers(below)
+
+
+def tested(dist: str) -> str:
+    """The tested range of ``dist`` in words, for warnings."""
+    if dist not in TESTED:
+        return f"tested with {dist}'s versions that pyproject.toml allows"
+    low, below = TESTED[dist]
+    return f"tested with {dist} >={low},<{below}"
+
+
+@functools.cache
+def check_version(dist: str, version: str) -> bool:
+    """Whether ``version`` of ``dist`` is one ``make test-compat`` ran; warns once if not."""
+    if in_range(dist, version):
+        return True
+    warnings.warn(
+        f"idv-mock is {tested(dist)}, not {dist} {version}: the private names it uses are "
+        f"checked one by one and replaced by public ones when missing",
+        UntestedVersionWarning,
+        stacklevel=3,
+    )
+    return False
+
+
+def _fallback(what: str, dist: str, version: str, instead: str) -> None:
+    warnings.warn(
+        f"idv-mock: {dist} {version} has no {what} ({tested(dist)}); {instead}",
+        CompatWarning,
+        stacklevel=3,
+    )
+
+
+# --- httpx --------------------------------------------------------------------------------
+
+
+@functools.cache
+def httpx_merge_url_owner() -> type | None:
+    """The class defining ``_merge_url(url)`` for both httpx clients, or None (warned)."""
+    import httpx
+
+    check_version("httpx", httpx.__version__)
+    owner = next((c for c in httpx.Client.__mro__ if "_merge_url" in c.__dict__), None)
+    if owner is None or owner not in httpx.AsyncClient.__mro__ or not _takes_url(owner):
+        _fallback("Client._merge_url(url)", "httpx", httpx.__version__, "URLs merge as httpx does")
+        return None
+    return owner
+
+
+def _takes_url(owner: type) -> bool:
+    import inspect  # once, for this check alone
+
+    parameters = inspect.signature(owner.__dict__["_merge_url"]).parameters
+    return list(parameters) == ["self", "url"]
+
+
+def skip_empty_cookie_passes(client: httpx.Client | httpx.AsyncClient, jar: type) -> None:
+    """Give ``client`` a cookie jar of class ``jar`` (an ``httpx.Cookies`` that skips
+    responses without cookies) holding the cookies it has, where httpx keeps it in
+    ``_cookies``; else leave httpx's jar (warned once)."""
+    import httpx
+
+    check_version("httpx", httpx.__version__)
+    if isinstance(client.__dict__.get("_cookies"), httpx.Cookies):
+        client._cookies = jar(client._cookies)
+    else:
+        _warn_no_cookies(httpx.__version__)
+
+
+@functools.cache
+def _warn_no_cookies(version: str) -> None:
+    _fallback("Client._cookies", "httpx", version, "every response takes httpx's cookie pass")
+
+
+# --- uvicorn ------------------------------------------------------------------------------
+
+
+@functools.cache
+def httptools_protocol() -> type | None:
+    """uvicorn's ``HttpToolsProtocol`` to subclass, or None (warned) when it cannot be."""
+    import uvicorn
+
+    check_version("uvicorn", uvicorn.__version__)
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError as exc:  # moved, or httptools not installed
+        _fallback(
+            f"httptools protocol ({exc})",
+            "uvicorn",
+            uvicorn.__version__,
+            "--request-timeout is off and uvicorn's own HTTP protocol serves",
+        )
+        return None
+    missing = [
+        n for n in ("connection_made", "connection_lost") if not hasattr(HttpToolsProtocol, n)
+    ]
+    if missing:
+        _fallback(
+            f"HttpToolsProtocol.{missing[0]}",
+            "uvicorn",
+            uvicorn.__version__,
+            "--request-timeout is off and uvicorn's own HTTP protocol serves",
+        )
+        return None
+    return HttpToolsProtocol
+
+
+# --- Starlette ----------------------------------------------------------------------------
+
+_PROBE = "_idv_mock_probe"
+
+
+def state_over(shared: dict[str, Any]) -> State:
+    """A Starlette ``State`` whose attributes live in ``shared``, so a hot path reads the
+    dict (no ``__getattr__`` per read) through public means only."""
+    from starlette.datastructures import State
+
+    state = State(shared)
+    setattr(state, _PROBE, True)
+    if shared.pop(_PROBE, None) is True:
+        return state
+    import starlette
+
+    _fallback(
+        "State(dict) that keeps the dict",
+        "starlette",
+        starlette.__version__,
+        "the app's state is kept in a State subclass over the dict",
+    )
+    return _over(State, shared)
+
+
+def _over(base: type[State], shared: dict[str, Any]) -> State:
+    """A ``State`` (subclass) whose attribute reads and writes go to ``shared``."""
+
+    class DictState(base):  # type: ignore[valid-type,misc]
+        def __init__(self) -> None:
+            object.__setattr__(self, "_idv_mock_shared", shared)
+
+        def __getattr__(self, key: str) -> Any:
+            try:
+                return shared[key]
+            except KeyError:
+                raise AttributeError(f"'State' object has no attribute '{key}'") from None
+
+        def __setattr__(self, key: str, value: Any) -> None:
+            shared[key] = value
+
+        def __delattr__(self, key: str) -> None:
+            del shared[key]
+
+    state: State = DictState()
+    return state
