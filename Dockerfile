@@ -11,6 +11,7 @@ COPY src /src/src
 COPY pytest_plugin /src/pytest_plugin
 COPY schemas /src/schemas
 COPY scenarios /src/scenarios
+COPY profiles /src/profiles
 RUN python3 -m venv /opt/venv \
     && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check /src
 
