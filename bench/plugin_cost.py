@@ -34,7 +34,7 @@ from typing import Any
 
 from report import Row, verdict
 
-PART = "8 plugin cost"
+PART = "9 plugin cost"
 FIRST_USE_S = 0.25
 FIRST_USE_FACTOR = 4.0
 MOCKED_FACTOR = 1.5
@@ -209,7 +209,7 @@ def rows(found: dict[str, Any]) -> list[Row]:
 
 
 def part(ctx: Any, mode: Any) -> tuple[list[Row], dict[str, Any]]:
-    print("8. plugin cost (fresh pytest processes)", flush=True)
+    print("9. plugin cost (fresh pytest processes)", flush=True)
     data = measure()
     return rows(data), data
 

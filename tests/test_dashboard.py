@@ -383,3 +383,20 @@ def test_the_clock_page_shows_what_is_due_and_advances(ui: httpx.Client, service
     assert ui.post(f"{UI}/clock", data={"amount": "-1", "unit": "hours"}).status_code == 400
     assert ui.post(f"{UI}/clock", data={"amount": "1", "unit": "years"}).status_code == 400
     assert service.clock_of("default") == after  # refusals change nothing
+
+
+def test_every_post_form_of_the_dashboard_carries_the_anti_forgery_token() -> None:
+    """The token is checked on every dashboard POST, so a form without it is refused in a
+    real browser (FormClient adds the token itself, so the form tests cannot see that)."""
+    import re
+    from pathlib import Path
+
+    import idv_mock.web
+
+    templates = Path(idv_mock.web.__file__).parent / "templates" / "dashboard"
+    missing = []
+    for path in sorted(templates.glob("*.html")):
+        for form in re.findall(r"<form[^>]*>.*?</form>", path.read_text(), re.S | re.I):
+            if 'method="post"' in form.lower() and "form_token_field()" not in form:
+                missing.append(f"{path.name}: {form[:80]}")
+    assert missing == []
