@@ -20,7 +20,7 @@ from pytest_idv_mock.fixtures import serve_in_thread
 from conftest import ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.api import limits
-from idv_mock.webhooks import HostRule
+from idv_mock.webhooks import SETTLED, HostRule
 
 KEY = {"x-api-key": "mock-api-key"}
 JSON_TYPE = {"content-type": "application/json"}
@@ -88,7 +88,7 @@ def fire(base: str, url: str, headers: dict[str, str] | None = None) -> list[dic
     assert r.status_code == 201, r.text
     for _ in range(300):
         records = httpx.get(admin + "/webhooks", headers=extra).json()["deliveries"]
-        if records and all(d["status"] != "pending" for d in records):
+        if records and all(d["status"] in SETTLED for d in records):
             return list(records)
         time.sleep(0.02)
     raise AssertionError("the deliveries did not settle")

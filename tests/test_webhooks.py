@@ -826,7 +826,7 @@ def test_receiver_down_does_not_slow_or_fail_the_call(slow_service: Service) -> 
         assert r.json() == {"message": "success to edit.", "statusCode": 200}
         assert elapsed < 1.0  # delivery would take >= 2 s (1 s + 1 s back-off)
         (record,) = deliveries(client)
-        assert record["status"] == "pending"
+        assert record["status"] in ("pending", "sending")  # not settled yet
         assert len(record["attempts"]) < 3
         assert slow_service.webhooks.wait_idle(10)
         (record,) = deliveries(client)
