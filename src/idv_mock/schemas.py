@@ -33,6 +33,15 @@ def schema_dir() -> Path:
     raise FileNotFoundError("idv-mock schema files not found next to the package")
 
 
+def packaged_or_source(packaged: Path, source: Path) -> Path:
+    """A data folder shipped beside the code: ``packaged`` (the wheel's copy) when it holds
+    YAML files, else ``source`` (the repository's folder) when it does, else ``packaged``."""
+    for candidate in (packaged, source):
+        if candidate.is_dir() and any(candidate.glob("*.yaml")):
+            return candidate
+    return packaged
+
+
 @functools.cache
 def all_schemas() -> dict[str, dict[str, Any]]:
     """Every schema file by its path under the folder (``webhooks/approved.json``)."""

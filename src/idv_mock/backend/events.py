@@ -169,19 +169,27 @@ def _with_cf(sub: Submission, *pairs: tuple[str, Any]) -> dict[str, Any]:
 
 
 # --- submission triggers ---
+def _reference(sub: Submission) -> tuple[tuple[str, Any], ...]:
+    """What ``submit`` and ``rejected`` say of the submission after their own head, in the
+    vendor's order: who it is without personal data."""
+    return (
+        ("submission_id", sub["submission_id"]),
+        ("duplicated_information", sub.get("duplicated_information")),
+        ("email", sub.get("email")),
+        ("cf", _cf(sub)),
+        ("userid", sub.get("userid")),
+        ("tokenId", sub.get("tokenId")),
+        ("ipAddress", _ip(sub)),
+    )
+
+
 def submit_event(sub: Submission, hidden: list[str] | None = None, style: str = "omit") -> Event:
     """``submit``: the result is pending (a manual review); no personal data."""
     payload = _filled(
         (
             ("webhook_trigger", "submit"),
             ("created_at", webhook_time(str(sub.get("created_at", "")))),
-            ("submission_id", sub["submission_id"]),
-            ("duplicated_information", sub.get("duplicated_information")),
-            ("email", sub.get("email")),
-            ("cf", _cf(sub)),
-            ("userid", sub.get("userid")),
-            ("tokenId", sub.get("tokenId")),
-            ("ipAddress", _ip(sub)),
+            *_reference(sub),
         )
     )
     return Event("submit", _project(payload, sub, hidden, style))
@@ -245,13 +253,7 @@ def rejected_event(sub: Submission, hidden: list[str] | None = None, style: str 
         (
             ("webhook_trigger", "rejected"),
             ("kyc_result", result),
-            ("submission_id", sub["submission_id"]),
-            ("duplicated_information", sub.get("duplicated_information")),
-            ("email", sub.get("email")),
-            ("cf", _cf(sub)),
-            ("userid", sub.get("userid")),
-            ("tokenId", sub.get("tokenId")),
-            ("ipAddress", _ip(sub)),
+            *_reference(sub),
         )
     )
     return Event("rejected", _project(payload, sub, hidden, style))

@@ -55,16 +55,9 @@ class Profile:
         }
 
 
-def _builtin_dir() -> Path:
-    """The wheel's ``idv_mock/resilience/profiles``, else the repository's ``profiles/``."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "profiles", here.parents[2] / "profiles"):
-        if candidate.is_dir() and any(candidate.glob("*.yaml")):
-            return candidate
-    return here / "profiles"
-
-
-BUILTIN_DIR = _builtin_dir()
+_HERE = Path(__file__).resolve().parent
+# the wheel's idv_mock/resilience/profiles, else the repository's profiles/
+BUILTIN_DIR = schemas.packaged_or_source(_HERE / "profiles", _HERE.parents[2] / "profiles")
 
 
 def builtins() -> list[str]:

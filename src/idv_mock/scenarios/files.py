@@ -14,17 +14,9 @@ from idv_mock import schemas
 from idv_mock.scenarios.matching import MATCHERS, TYPES, VAR, show
 from idv_mock.scenarios.records import DEFAULT_PROJECT, GIVEN_ORDER, Scenario, ScenarioError
 
-
-def _builtin_dir() -> Path:
-    """The wheel's ``idv_mock/scenarios/builtin``, else the repository's ``scenarios/``."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "builtin", here.parents[2] / "scenarios"):
-        if candidate.is_dir() and any(candidate.glob("*.yaml")):
-            return candidate
-    return here / "builtin"
-
-
-BUILTIN_DIR = _builtin_dir()
+_HERE = Path(__file__).resolve().parent
+# the wheel's idv_mock/scenarios/builtin, else the repository's scenarios/
+BUILTIN_DIR = schemas.packaged_or_source(_HERE / "builtin", _HERE.parents[2] / "scenarios")
 
 
 class _Loader(yaml.SafeLoader):
