@@ -267,10 +267,20 @@ ITEM_ADVICE = {
 def _item_path(method: str, path: str) -> str | None:
     """``/v3/submission/{id}``: the API takes the id as a parameter, not a path segment."""
     match = ITEM.fullmatch(path)
-    if match is None or match.group(1) in ("partial", "aml"):
+    if match is None or match.group(1) in _sub_resources():
         return None
     advice = ITEM_ADVICE.get(method, ITEM_ADVICE["GET"])
     return "the id is a parameter, not a path segment: " + advice.format(id=_shown(match[1]))
+
+
+@functools.cache
+def _sub_resources() -> frozenset[str]:
+    """The segments after ``/v3/submission/`` that are paths of their own (``tokens``,
+    ``partial``, ...), not a submission id put in the path."""
+    parent = table.path("getSubmission") + "/"
+    return frozenset(
+        p.removeprefix(parent).split("/")[0] for p in operations() if p.startswith(parent)
+    )
 
 
 def _path_candidates(path: str) -> list[tuple[str, str]]:
