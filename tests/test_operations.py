@@ -97,6 +97,15 @@ def test_the_hints_know_the_tables_paths_and_methods() -> None:
         assert hints.route_of(concrete) == path
 
 
+def test_served_and_refused_methods_split_the_common_ones_as_the_rows_say() -> None:
+    for path in PATHS:
+        served = {m for m, p in TABLE if p == path}
+        assert set(operations.served(path)) == served
+        assert set(operations.refused(path)) == set(operations.COMMON_METHODS) - served
+        concrete = operations.fill(path, worklistId="w", recordId="r", projectionId="p")
+        assert hints.methods_of(concrete) == operations.served(path)
+
+
 def test_every_get_row_says_whether_verify_probes_it() -> None:
     for op in INDEX["operations"]:
         mark = op.get("x-idv-verify")

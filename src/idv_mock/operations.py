@@ -102,6 +102,20 @@ def by_path() -> dict[str, dict[str, Operation]]:
     }
 
 
+# the methods a client is likely to try on a path; a strategy's wrong method is one of these
+COMMON_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def served(template: str) -> tuple[str, ...]:
+    """The methods a path serves, in ``METHOD_ORDER``."""
+    return tuple(m for m in by_path()[template] if m != ANY)
+
+
+def refused(template: str) -> tuple[str, ...]:
+    """The common methods a path does not serve (answered by its ``"*"`` row or a 405)."""
+    return tuple(m for m in COMMON_METHODS if m not in served(template))
+
+
 @functools.cache
 def _by_id() -> dict[str, Operation]:
     return {op.operation_id: op for op in operations() if op.method != ANY}
