@@ -186,6 +186,9 @@ def _request_body(op: dict[str, Any], control: bool) -> dict[str, Any] | None:
     content = {media: body}
     if control and "encrypted_request.json" in names and op["method"] == "PATCH":
         content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
+    # x-idv-also-accepts: bodies the server takes beyond the one type the /v3 document names
+    # (code generators want one per call), listed for validating proxies (Prism): the token
+    # calls' JSON as text/plain (the vendor's samples send it so), PUT image's form or JSON
     if control:
         for other in op.get("x-idv-also-accepts", ()):
             content[other] = {"schema": {"type": "string"}} if other == _TEXT else body
