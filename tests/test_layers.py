@@ -23,7 +23,7 @@ PLUGIN = ROOT / "pytest_plugin" / "pytest_idv_mock"
 # ARCHITECTURE.md's table: layer number -> the modules in it (a name covers its subpackage;
 # "idv_mock" is the package root alone)
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("errors", "clock", "schemas", "crypto", "jsondepth", "addresses", "compat"),
+    0: ("errors", "clock", "schemas", "operations", "crypto", "jsondepth", "addresses", "compat"),
     1: ("fake", "aml", "delivery", "webhooks", "receiver", "transport"),
     2: ("backend",),
     3: ("api", "web", "openapi"),

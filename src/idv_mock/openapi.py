@@ -15,25 +15,13 @@ import posixpath
 import re
 from typing import Any
 
-from idv_mock import errors, schemas
+from idv_mock import errors, operations, schemas
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 
 TITLE = "Identity Verification Service API v3 (idv-mock)"
 SECURITY = {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}}
 SKIP_KEYS = ("$schema", "$id", "$defs", "title")
 PATH_PARAM = re.compile(r"\{([^}]+)\}")
-ERROR_EXAMPLES = {
-    "/submission": {"GET": errors.GET_SUBMISSION, "PATCH": errors.PATCH_SUBMISSION,
-                    "DELETE": errors.DELETE_SUBMISSION},
-    "/submission/partial": {"DELETE": errors.PARTIAL_DELETE},
-    "/submission/aml": {"POST": errors.AML_SCREENING},
-    "/report/aml": {"GET": errors.AML_REPORT},
-    "/submission/tokens": {"POST": errors.TOKENS, "GET": errors.TOKENS, "DELETE": errors.TOKENS},
-    "/submission/review": {"POST": errors.REVIEW},
-    "/image": {"GET": errors.GET_IMAGE},
-    "/submission/image": {"PUT": errors.PUT_IMAGE},
-    "/submission/migration": {"POST": errors.MIGRATION},
-}  # fmt: skip
 
 
 def _component(name: str) -> str:
@@ -174,28 +162,12 @@ def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
 PATH_EXAMPLES = {"worklistId": DEFAULT_WORKLIST}
 
 
-# request examples: what a reader copies, and what Schemathesis' example phase sends. None
-# for the monitoring POST: with no real submission id it is the spec's 500
-# all_submissions_failed, which Schemathesis' not_a_server_error check cannot tell apart.
+# request examples (api.json's x-idv-request-example): what a reader copies, and what
+# Schemathesis' example phase sends
 REQUEST_EXAMPLES: dict[tuple[str, str], Any] = {
-    ("PATCH", "/submission"): {
-        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
-        "admin": "admin@example.com",
-        "data": {"memo": "checked"},
-    },
-    ("POST", "/submission/aml"): {
-        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
-        "amlThreshold": 80,
-    },
-    ("DELETE", "/submission/aml/monitor/{worklistId}"): {
-        "recordIds": ["5f0c8a2e-2b1d-4c1e-9a44-0d9b8c7e6f51"],
-        "admin": "admin@example.com",
-    },
-    ("POST", "/projection"): {
-        "name": "no_birth",
-        "mode": "exclude",
-        "fields": ["date_of_birth", "age_group"],
-    },
+    (op.method, op.short_path): op.entry["x-idv-request-example"]
+    for op in operations.operations()
+    if "x-idv-request-example" in op.entry
 }
 
 
@@ -208,31 +180,25 @@ def _request_body(op: dict[str, Any], control: bool) -> dict[str, Any] | None:
     # words; the whole server's document, for validating proxies (Prism), lists the form.
     media = op.get("body_media", "application/json")  # PUT /submission/image: multipart
     body: dict[str, Any] = {"schema": _one_of(names)}
-    example = REQUEST_EXAMPLES.get((op["method"], op["path"].removeprefix("/v3")))
+    example = op.get("x-idv-request-example")
     if example is not None:
         body["example"] = example
     content = {media: body}
     if control and "encrypted_request.json" in names and op["method"] == "PATCH":
         content["application/x-www-form-urlencoded"] = {"schema": _ref("encrypted_request.json")}
+    # x-idv-also-accepts: bodies the server takes beyond the one type the /v3 document names
+    # (code generators want one per call), listed for validating proxies (Prism): the token
+    # calls' JSON as text/plain (the vendor's samples send it so), PUT image's form or JSON
     if control:
-        for other in ALSO_ACCEPTED.get((op["method"], op["path"]), ()):
+        for other in op.get("x-idv-also-accepts", ()):
             content[other] = {"schema": {"type": "string"}} if other == _TEXT else body
     return {"required": True, "content": content}
 
 
 _TEXT = "text/plain"
-# Bodies the server takes beyond the one type the /v3 document names (code generators want
-# one per call): the whole server's document lists them for validating proxies (Prism).
-# The token calls take the JSON text as text/plain (the vendor's samples send it so); PUT
-# image takes a form or JSON as well as the vendor's multipart.
-ALSO_ACCEPTED: dict[tuple[str, str], tuple[str, ...]] = {
-    ("POST", "/v3/submission/tokens"): (_TEXT,),
-    ("DELETE", "/v3/submission/tokens"): (_TEXT,),
-    ("PUT", "/v3/submission/image"): ("application/x-www-form-urlencoded", "application/json"),
-}
 
 
-def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
+def _responses(op: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for status, names in op["responses"].items():
         description = "Success" if status.startswith("2") else "Error (api-v3.md section 7)"
@@ -245,7 +211,7 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
             out[status] = {"description": text, "content": media}
             continue
         body: dict[str, Any] = {"schema": _one_of(names)}
-        example = _example(path, op["method"], int(status))
+        example = _example(op, int(status))
         if example is not None:
             body["example"] = example
         out[status] = {"description": description, "content": {"application/json": body}}
@@ -255,21 +221,26 @@ def _responses(op: dict[str, Any], path: str) -> dict[str, Any]:
 REPORT_DESCRIPTION = "The AML report (report.pdf), answered as application/pdf"
 
 
-def _example(path: str, method: str, status: int) -> Any:
-    family = ERROR_EXAMPLES.get(path, {}).get(method)
-    if family is None and path.startswith("/submission/aml/monitor"):
-        family = errors.MONITORING
-    if family is None and path.startswith("/projection"):
-        family = errors.PROJECTION
+def _example(op: dict[str, Any], status: int) -> Any:
+    """An error's example: the first entry of the call's family (``x-idv-errors``) with that
+    status; a success's: ``x-idv-example``, or the one ``x-idv-example-from`` names."""
+    family = _families().get((op["method"], op["path"]))
     if family is not None and status >= 400:
         entry = next((e for e in family.entries if e.status == status), None)
         if entry is not None:
             return family.render(entry, entry.message.replace("{}", "example")).body
     if status >= 300:
         return None
-    if (method, path) == ("GET", "/submission"):
-        return _submission_list_example()
-    return _SUCCESS_EXAMPLES.get((method, path))
+    if "x-idv-example-from" in op:
+        return GENERATED_EXAMPLES[op["x-idv-example-from"]]()
+    return op.get("x-idv-example")
+
+
+@functools.cache
+def _families() -> dict[tuple[str, str], errors.Family]:
+    return {
+        (op.method, op.path): op.family for op in operations.operations() if op.family is not None
+    }
 
 
 @functools.cache
@@ -281,128 +252,9 @@ def _submission_list_example() -> dict[str, Any]:
     return {"Items": [item], "nextpageKey": key}
 
 
-_RECORD = {
-    "id": "5f0c8a2e-2b1d-4c1e-9a44-0d9b8c7e6f51",
-    "name": "Ann Lee",
-    "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
-    "nationality": "KOR",
-    "status": "screenedNoMatches",
-    "dob": "1990-01-02",
-    "email": "ann.lee@example.com",
-    "memo": "",
-    "tags": [],
-    "admin": "admin@example.com",
-    "updateTime": "2026-01-01T09:00:05.000Z",
-    "openCount": 0,
-    "falsePositiveCount": 0,
-    "truePositiveCount": 0,
-    "discardedCount": 0,
-}
-_POLICY = {
-    "projection_id": "856e9c87-51f4-4de1-a973-dacb8410a66a",
-    "name": "no_birth",
-    "mode": "exclude",
-    "fields": ["date_of_birth", "age_group"],
-    "created_at": "2026-01-01T09:00:03.000Z",
-}
+GENERATED_EXAMPLES = {"seeded submission": _submission_list_example}
 
-
-_SUCCESS_EXAMPLES: dict[tuple[str, str], Any] = {
-    ("PATCH", "/submission"): {"message": "success to edit.", "statusCode": 200},
-    ("DELETE", "/submission"): {
-        "message": "success",
-        "content": "Submission 1b0c-example deleted successfully.",
-        "statusCode": 200,
-    },
-    ("POST", "/projection"): {"message": "Create projection success", "projection_id": "p-1"},
-    ("DELETE", "/projection/{projectionId}"): {"message": "Delete projection success"},
-    ("DELETE", "/submission/aml/monitor/{worklistId}"): {"message": "records deleted successfully"},
-    ("DELETE", "/submission/partial"): {
-        "message": "success",
-        "content": "Submission 1b0c-example fields deleted: email,id_image",
-        "statusCode": 200,
-    },
-    ("POST", "/submission/aml"): {
-        "message": "complete to search AML.",
-        "result": "No Match",
-        "raw_data": {
-            "threshold": 80,
-            "searchedName": "Ann Lee",
-            "birthDate": "1990-01-02",
-            "nationality": "KOR",
-            "screenedAt": "2026-01-01T09:00:04.000Z",
-            "matchCount": 0,
-            "lists": [],
-        },
-    },
-    ("POST", "/submission/aml/monitor/{worklistId}"): {
-        "success": True,
-        "successCount": 1,
-        "failedCount": 1,
-        "successResults": [
-            {
-                "submissionId": _RECORD["submissionId"],
-                "recordIds": [_RECORD["id"]],
-                "status": "success",
-            }
-        ],
-        "failedResults": [
-            {
-                "submissionId": "2c1e-example",
-                "recordIds": [],
-                "status": "failed",
-                "error": "This submission is not approved: 2c1e-example",
-            }
-        ],
-    },
-    ("GET", "/submission/aml/monitor/{worklistId}/{recordId}"): _RECORD,
-    ("GET", "/projection"): {"items": [_POLICY], "message": "Get projection list success"},
-    ("GET", "/projection/{projectionId}"): {"item": _POLICY, "message": "Get projection success"},
-}
-_TOKEN = {"tokenId": "user001a", "updateTime": "2024-01-15T10:30:45.123Z", "expired": False,
-          "status": "registered"}  # fmt: skip
-# the calls of endpoints.md (issue 30)
-_SUCCESS_EXAMPLES.update({
-    ("POST", "/submission/tokens"): {
-        "success": True, "message": "All tokens are now in the pool",
-        "summary": {"totalSubmitted": 4, "currentCount": 3504, "processed": 4, "failed": 0},
-    },
-    ("GET", "/submission/tokens"): {"success": True, "tokenId": "user001a", "data": _TOKEN},
-    ("DELETE", "/submission/tokens"): {
-        "success": True, "message": "Successfully deleted 3 tokens",
-        "summary": {"totalSubmitted": 3, "deleted": 3, "notFound": 0, "failed": 0},
-    },
-    ("POST", "/submission/review"): {
-        "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
-        "message": "Success to review submission.", "finalStatus": "approved",
-    },
-    ("PUT", "/submission/image"): {"message": "complete to update image."},
-    ("POST", "/submission/migration"): {
-        "message": "success", "submissionId": "1b0c9f7e-6a52-4e3d-8f21-3c4d5e6f7a8b",
-    },
-})  # fmt: skip
-
-
-# one tag per call family: generated clients group their modules by it (most specific first)
-TAGS = (
-    ("/submission/aml/monitor", "monitoring"),
-    ("/submission/aml", "aml"),
-    ("/report/aml", "aml"),
-    ("/submission/tokens", "tokens"),
-    ("/submission/review", "review"),
-    ("/submission/image", "images"),
-    ("/image", "images"),
-    ("/submission/migration", "migration"),
-    ("/submission", "submission"),
-    ("/projection", "projection"),
-    ("/", "control"),
-)
-
-DESCRIPTIONS = {
-    ("PATCH", "/submission"): 'With Secure Data Transfer the body is {"data": ciphertext} '
-    "as JSON, or the form field data (application/x-www-form-urlencoded), which the mock "
-    "accepts too.",
-}
+DEFAULT_TAG = "control"  # the control API and /openapi.json (the /v3 rows name theirs)
 
 # OpenAPI links: where a response's id feeds the next call (Schemathesis' stateful tests)
 LINKS: dict[tuple[str, str], dict[str, Any]] = {
@@ -441,25 +293,20 @@ LINKS: dict[tuple[str, str], dict[str, Any]] = {
 
 def _operation(op: dict[str, Any], path: str, control: bool = False) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "operationId": _operation_id(op["method"], path),
-        "tags": [next(tag for prefix, tag in TAGS if path.startswith(prefix))],
+        "operationId": operations.operation_id(op["method"], path),
+        "tags": [op.get("x-idv-tag", DEFAULT_TAG)],
         "parameters": _parameters(op, path),
-        "responses": _responses(op, path),
+        "responses": _responses(op),
     }
     body = _request_body(op, control)
     if body is not None:
         entry["requestBody"] = body
-    if (op["method"], path) in DESCRIPTIONS:
-        entry["description"] = DESCRIPTIONS[op["method"], path]
+    if "x-idv-description" in op:
+        entry["description"] = op["x-idv-description"]
     links = LINKS.get((op["method"], path))
     if links and "200" in entry["responses"]:
         entry["responses"]["200"]["links"] = links
     return entry
-
-
-def _operation_id(method: str, path: str) -> str:
-    words = [w for w in re.split(r"[/{}]", path) if w]
-    return method.lower() + "".join(w[0].upper() + w[1:] for w in words)
 
 
 @functools.cache
@@ -471,15 +318,15 @@ def _document_31(control: bool = False) -> dict[str, Any]:
     for op in ops:
         if op["method"] == "*":
             continue
-        path = op["path"] if control else op["path"].removeprefix("/v3")
-        operation = _operation(op, op["path"].removeprefix("/v3"), control)
+        path = op["path"] if control else op["path"].removeprefix(operations.API_PREFIX)
+        operation = _operation(op, op["path"].removeprefix(operations.API_PREFIX), control)
         if op["path"].startswith("/__admin") or op["path"] == "/openapi.json":
             operation["security"] = []  # the control API takes no key
         paths.setdefault(path, {})[op["method"].lower()] = operation
     return {
         "openapi": "3.1.0",
         "info": {"title": TITLE, "version": "3", "description": _DESCRIPTION},
-        "servers": [{"url": "/" if control else "/v3"}],
+        "servers": [{"url": "/" if control else operations.API_PREFIX}],
         "security": [{"apiKey": []}],
         "paths": paths,
         "webhooks": _webhooks(index["webhooks"]),

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import httpx
 import orjson
 
-from idv_mock import crypto, errors, schemas
+from idv_mock import crypto, errors, operations, schemas
 
 Auth = Literal["key", "none", "wrong"]
 Semantic = Callable[[Any], list[str]]
@@ -39,6 +39,22 @@ ENVELOPE = "encrypted_response.json"
 # api-v3.md 4.2: on a secure project these go only inside the encrypted ``data`` parameter
 ENCRYPTABLE = frozenset({"email", "start_date", "end_date", "submission_id"})
 NOT_JSON = object()
+
+
+def probed(op_id: str) -> str:
+    """The path (under the base URL) of an operation the probes read: one the table marks
+    ``"x-idv-verify": true`` (``schemas/api.json``; the test checks both ways)."""
+    op = operations.find(op_id)
+    if op.entry.get("x-idv-verify") is not True:
+        raise operations.TableError(f"api.json does not mark {op_id} as probed by verify")
+    return op.short_path
+
+
+SUBMISSION = probed("getSubmission")
+POLICIES = probed("getProjection")
+POLICY = probed("getProjectionProjectionId")
+TOKEN_POOL = probed("getSubmissionTokens")
+IMAGE = probed("getImage")
 
 
 def error_body(family: errors.Family, code: str, *args: str) -> dict[str, Any]:
@@ -136,9 +152,7 @@ class Check:
 
 @cache
 def _operations() -> list[tuple[str, str, dict[str, list[str]]]]:
-    return [
-        (op["method"], op["path"], op["responses"]) for op in schemas.load("api.json")["operations"]
-    ]
+    return [(op.method, op.path, op.entry["responses"]) for op in operations.operations()]
 
 
 def _path_matches(template: str, path: str) -> bool:
@@ -364,7 +378,7 @@ def first_with(items: list[dict[str, Any]], name: str) -> str | None:
 
 
 def list_probe(secure: bool) -> Probe:
-    return Probe("/submission", {"count": "2"}, encrypted=secure)
+    return Probe(SUBMISSION, {"count": "2"}, encrypted=secure)
 
 
 def discover(prober: Prober) -> tuple[bool, list[Check]]:
@@ -385,54 +399,50 @@ def submission_probes(items: list[dict[str, Any]], secure: bool) -> Iterator[Pro
     """Reads by what the list showed; a skipped read is a ``Check`` carrying the reason."""
     sid, userid, email = (first_with(items, n) for n in ("submission_id", "userid", "email"))
     if sid is None:
-        yield Check("GET /submission?submission_id=...", skipped="no submission listed")
+        yield Check(f"GET {SUBMISSION}?submission_id=...", skipped="no submission listed")
     else:
-        yield Probe("/submission", {"submission_id": sid}, secure, semantic=only_submission(sid))
+        yield Probe(SUBMISSION, {"submission_id": sid}, secure, semantic=only_submission(sid))
     if userid is None:
-        yield Check("GET /submission?userid=...", skipped="no listed submission has a userid")
+        yield Check(f"GET {SUBMISSION}?userid=...", skipped="no listed submission has a userid")
     else:
-        yield Probe(
-            "/submission", {"userid": userid}, secure, semantic=every_item("userid", userid)
-        )
+        yield Probe(SUBMISSION, {"userid": userid}, secure, semantic=every_item("userid", userid))
     if email is None:
-        yield Check("GET /submission?email=...", skipped="no listed submission has an email")
+        yield Check(f"GET {SUBMISSION}?email=...", skipped="no listed submission has an email")
     else:
-        yield Probe("/submission", {"email": email}, secure, semantic=every_item("email", email))
-    yield Probe("/submission", {"request_type": "kyc", "count": "2"}, secure, semantic=kyc_only)
-    yield Probe("/submission", {"submission_id": UNKNOWN_ID}, secure, body={"Items": []})
+        yield Probe(SUBMISSION, {"email": email}, secure, semantic=every_item("email", email))
+    yield Probe(SUBMISSION, {"request_type": "kyc", "count": "2"}, secure, semantic=kyc_only)
+    yield Probe(SUBMISSION, {"submission_id": UNKNOWN_ID}, secure, body={"Items": []})
 
 
 def submission_error_probes(secure: bool) -> Iterator[Probe]:
     """gaps.md fixes each of these answers exactly (GET /submission, Authentication)."""
+    yield Probe(SUBMISSION, {"count": "2"}, secure, auth="none", status=400, body=INVALID_PROJECT)
+    yield Probe(SUBMISSION, {"count": "2"}, secure, auth="wrong", status=400, body=INVALID_PROJECT)
+    yield Probe(SUBMISSION, {"count": "0"}, secure, status=400, body=invalid_format("count"))
     yield Probe(
-        "/submission", {"count": "2"}, secure, auth="none", status=400, body=INVALID_PROJECT
-    )
-    yield Probe(
-        "/submission", {"count": "2"}, secure, auth="wrong", status=400, body=INVALID_PROJECT
-    )
-    yield Probe("/submission", {"count": "0"}, secure, status=400, body=invalid_format("count"))
-    yield Probe(
-        "/submission",
+        SUBMISSION,
         {UNKNOWN_PARAM: "1"},
         secure,
         status=400,
         body=invalid_parameter(UNKNOWN_PARAM),
     )
     yield Probe(
-        "/submission",
+        SUBMISSION,
         {"start_date": "2026-13-45"},
         secure,
         status=400,
         body=invalid_format("start_date"),
     )
-    yield Probe("/submission", {"nextpage_id": UNKNOWN_ID}, secure, status=400, body=MISSING_DATA)
+    yield Probe(SUBMISSION, {"nextpage_id": UNKNOWN_ID}, secure, status=400, body=MISSING_DATA)
 
 
 def projection_error_probes() -> Iterator[Probe]:
     """Projection answers are plain even on a secure project (gaps.md, Encryption)."""
-    yield Probe(f"/projection/{UNKNOWN_ID}", status=404, body=PROJECTION_NOT_FOUND)
-    yield Probe("/projection", auth="none", status=403, body=FORBIDDEN)
-    yield Probe("/projection", auth="wrong", status=403, body=FORBIDDEN)
+    yield Probe(
+        operations.fill(POLICY, projectionId=UNKNOWN_ID), status=404, body=PROJECTION_NOT_FOUND
+    )
+    yield Probe(POLICIES, auth="none", status=403, body=FORBIDDEN)
+    yield Probe(POLICIES, auth="wrong", status=403, body=FORBIDDEN)
 
 
 TOKEN_NOT_FOUND = error_body(errors.TOKENS, "token_not_found")
@@ -442,10 +452,10 @@ UNKNOWN_TOKEN = "idv-mock-verify-unknown-token"
 
 def token_probes() -> Iterator[Probe]:
     """The token pool, read only (endpoints.md 2): its count and first page, and errors."""
-    yield Probe("/submission/tokens", {"type": "count"})
-    yield Probe("/submission/tokens")
-    yield Probe("/submission/tokens", {"tokenId": UNKNOWN_TOKEN}, status=400, body=TOKEN_NOT_FOUND)
-    yield Probe("/submission/tokens", auth="wrong", status=400, body=TOKENS_INVALID_PROJECT)
+    yield Probe(TOKEN_POOL, {"type": "count"})
+    yield Probe(TOKEN_POOL)
+    yield Probe(TOKEN_POOL, {"tokenId": UNKNOWN_TOKEN}, status=400, body=TOKEN_NOT_FOUND)
+    yield Probe(TOKEN_POOL, auth="wrong", status=400, body=TOKENS_INVALID_PROJECT)
 
 
 def image_probes(items: list[dict[str, Any]]) -> Iterator[Probe | Check]:
@@ -453,13 +463,13 @@ def image_probes(items: list[dict[str, Any]]) -> Iterator[Probe | Check]:
     with_selfie = [i for i in items if (i.get("image") or {}).get("selfieImage")]
     sid = first_with(with_selfie, "submission_id")
     if sid is None:
-        yield Check("GET /image?submissionId=...&type=selfieImage", skipped="no listed selfie")
+        yield Check(f"GET {IMAGE}?submissionId=...&type=selfieImage", skipped="no listed selfie")
     else:
-        yield Probe("/image", {"submissionId": sid, "type": "selfieImage"}, media="image/")
+        yield Probe(IMAGE, {"submissionId": sid, "type": "selfieImage"}, media="image/")
     unknown = error_body(errors.GET_IMAGE, "invalid_submission")
-    yield Probe("/image", {"submissionId": UNKNOWN_ID, "type": "idImage"}, status=400, body=unknown)
+    yield Probe(IMAGE, {"submissionId": UNKNOWN_ID, "type": "idImage"}, status=400, body=unknown)
     missing = error_body(errors.GET_IMAGE, "missing_data")
-    yield Probe("/image", {"submissionId": UNKNOWN_ID}, status=400, body=missing)
+    yield Probe(IMAGE, {"submissionId": UNKNOWN_ID}, status=400, body=missing)
 
 
 def run_all(prober: Prober, checks: list[Check]) -> None:
@@ -469,13 +479,13 @@ def run_all(prober: Prober, checks: list[Check]) -> None:
     items = _items(found[-1].body)
     for probe in [*submission_probes(items, secure), *submission_error_probes(secure)]:
         checks.append(probe if isinstance(probe, Check) else prober.run(probe))
-    listing = prober.run(Probe("/projection"))
+    listing = prober.run(Probe(POLICIES))
     checks.append(listing)
     ids = listed_projections(listing.body)
     if ids:
-        checks.append(prober.run(Probe(f"/projection/{ids[0]}")))
+        checks.append(prober.run(Probe(operations.fill(POLICY, projectionId=ids[0]))))
     else:
-        checks.append(Check("GET /projection/{projectionId}", skipped="no projection listed"))
+        checks.append(Check(f"GET {POLICY}", skipped="no projection listed"))
     checks += [prober.run(p) for p in projection_error_probes()]
     for probe in [*token_probes(), *image_probes(items)]:
         checks.append(probe if isinstance(probe, Check) else prober.run(probe))
@@ -505,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _base_url(parser: argparse.ArgumentParser, text: str) -> httpx.URL:
     url = text.rstrip("/")
-    if not url.startswith(("http://", "https://")) or not url.endswith("/v3"):
+    if not url.startswith(("http://", "https://")) or not url.endswith(operations.API_PREFIX):
         parser.error(f"--base-url must be an http(s) URL ending in /v3, got {text!r}")
     return httpx.URL(url + "/")
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -11,31 +13,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from idv_mock import errors, web
-from idv_mock.api import admin, exposure, hints, journaling, monitoring, tokens
-from idv_mock.api.aml import download_report, screen_submission
+from idv_mock import operations, web
+from idv_mock.api import admin, exposure, hints, journaling
 from idv_mock.api.cors import Cors
-from idv_mock.api.delete_submission import delete_partial, delete_submission
 from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
 from idv_mock.api.faults import quiet_connection_resets
-from idv_mock.api.get_submission import get_submission
 from idv_mock.api.guard import WriteGuard
 from idv_mock.api.http import error_response, json_response
-from idv_mock.api.images import get_image, put_image
 from idv_mock.api.limits import limit_passed, too_large
-from idv_mock.api.migration import migrate_submission
-from idv_mock.api.patch_submission import patch_submission
 from idv_mock.api.preconditions import run_steps
-from idv_mock.api.projection import (
-    collection_not_allowed,
-    create_projection,
-    delete_projection,
-    get_projection,
-    item_not_allowed,
-    list_projections,
-)
-from idv_mock.api.review import review_submission
 from idv_mock.backend import BackendError, Service
 from idv_mock.errors import GENERIC, ApiError, Family
 
@@ -50,71 +37,26 @@ def _generic_not_allowed() -> ApiError:
     return GENERIC.error("method_not_allowed")
 
 
-# path -> ({method: (handler, the error catalogue of that call)}, the 405 of the path)
-API_ROUTES: dict[str, tuple[Calls, Refusal]] = {
-    "/v3/submission": (
-        {
-            "GET": (get_submission, errors.GET_SUBMISSION),
-            "PATCH": (patch_submission, errors.PATCH_SUBMISSION),
-            "DELETE": (delete_submission, errors.DELETE_SUBMISSION),
-        },
-        _generic_not_allowed,
-    ),
-    "/v3/submission/partial": (
-        {"DELETE": (delete_partial, errors.PARTIAL_DELETE)},
-        _generic_not_allowed,
-    ),
-    "/v3/submission/aml": (
-        {"POST": (screen_submission, errors.AML_SCREENING)},
-        _generic_not_allowed,
-    ),
-    "/v3/report/aml": ({"GET": (download_report, errors.AML_REPORT)}, _generic_not_allowed),
-    "/v3/submission/aml/monitor": ({}, monitoring.invalid_path),
-    "/v3/submission/aml/monitor/{worklistId}": (
-        {
-            "POST": (monitoring.register, errors.MONITOR_POST),
-            "DELETE": (monitoring.delete_records, errors.MONITOR_DELETE),
-        },
-        monitoring.invalid_path,
-    ),
-    "/v3/submission/aml/monitor/{worklistId}/{recordId}": (
-        {"GET": (monitoring.read_record, errors.MONITOR_GET)},
-        monitoring.invalid_path,
-    ),
-    "/v3/projection": (
-        {
-            "GET": (list_projections, errors.PROJECTION),
-            "POST": (create_projection, errors.PROJECTION),
-        },
-        collection_not_allowed,
-    ),
-    "/v3/projection/{projectionId}": (
-        {
-            "GET": (get_projection, errors.PROJECTION),
-            "DELETE": (delete_projection, errors.PROJECTION),
-        },
-        item_not_allowed,
-    ),
-    # the vendor's calls beyond api-v3.md (endpoints.md)
-    "/v3/submission/tokens": (
-        {
-            "GET": (tokens.read_tokens, errors.TOKENS),
-            "POST": (tokens.register_tokens, errors.TOKENS),
-            "DELETE": (tokens.delete_tokens, errors.TOKENS),
-        },
-        tokens.not_allowed,
-    ),
-    "/v3/submission/review": (
-        {"POST": (review_submission, errors.REVIEW)},
-        _generic_not_allowed,
-    ),
-    "/v3/image": ({"GET": (get_image, errors.GET_IMAGE)}, _generic_not_allowed),
-    "/v3/submission/image": ({"PUT": (put_image, errors.PUT_IMAGE)}, _generic_not_allowed),
-    "/v3/submission/migration": (
-        {"POST": (migrate_submission, errors.MIGRATION)},
-        _generic_not_allowed,
-    ),
-}
+def _handler(ref: str) -> Any:
+    """A row's ``module:function`` under ``idv_mock.api`` (the table names, this resolves)."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(f"idv_mock.api.{module}"), name)
+
+
+def _routes() -> dict[str, tuple[Calls, Refusal]]:
+    """Path -> ({method: (handler, error family)}, the path's 405), from the operation
+    table (``operations.py``, read from ``schemas/api.json``): nothing listed here."""
+    routes: dict[str, tuple[Calls, Refusal]] = {}
+    for path, ops in operations.by_path().items():
+        calls: Calls = {
+            m: (_handler(op.handler), op.family) for m, op in ops.items() if op.family is not None
+        }
+        other = ops.get(operations.ANY)
+        routes[path] = (calls, _handler(other.handler) if other else _generic_not_allowed)
+    return routes
+
+
+API_ROUTES = _routes()
 API_FAMILIES = {p: {m: f for m, (_, f) in calls.items()} for p, (calls, _) in API_ROUTES.items()}
 
 

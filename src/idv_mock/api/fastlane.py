@@ -26,7 +26,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
-from idv_mock import compat
+from idv_mock import compat, operations
 from idv_mock.api.get_submission import Query, page_json, plain_query, takes_plain_page
 from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, client_gone, grouped, query_pairs
 from idv_mock.api.journaling import record_call
@@ -34,7 +34,7 @@ from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
 from idv_mock.api.preconditions import STEPS
 from idv_mock.backend import Service
 
-LANE_PATH = "/v3/submission"
+LANE_PATH = operations.path("getSubmission")
 _JSON_TYPE = JSON.encode("latin-1")
 _CONTENT_TYPE = (b"content-type", _JSON_TYPE)
 

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from idv_mock.api.http import json_response
 from idv_mock.backend.calls import FiredRule
-from idv_mock.errors import ApiError, Family
+from idv_mock.errors import MISSING_RECORD, ApiError, Family
 
 FAULT_HEADER = "x-idv-mock-fault"
 
@@ -124,9 +124,5 @@ FAULT_EXTRAS: dict[str, dict[str, Any]] = {
         "successResults": [],
         "failedResults": [],
     },
-    "missing_records": {
-        "details": [
-            {"statusCode": 404, "error": {"code": "MAPI-001", "message": "Resource not found"}}
-        ]
-    },
+    "missing_records": {"details": [MISSING_RECORD]},
 }

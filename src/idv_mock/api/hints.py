@@ -28,6 +28,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
+from idv_mock import operations as table
 from idv_mock import schemas
 from idv_mock.api import secure
 from idv_mock.api.get_submission import ENCRYPTABLE
@@ -152,13 +153,12 @@ def encrypted_bodies() -> dict[tuple[str, str], str]:
 
 @functools.cache
 def operations() -> dict[str, dict[str, dict[str, Any]]]:
-    """Path template -> method -> its operation ("*" entries: a path without methods)."""
-    found: dict[str, dict[str, dict[str, Any]]] = {}
-    for op in schemas.load("api.json")["operations"]:
-        methods = found.setdefault(op["path"], {})
-        if op["method"] != "*":
-            methods[op["method"]] = op
-    return found
+    """Path template -> method -> its operation's entry, from the operation table (a path
+    with no method of its own maps to none)."""
+    return {
+        path: {m: op.entry for m, op in ops.items() if m != table.ANY}
+        for path, ops in table.by_path().items()
+    }
 
 
 @functools.cache
@@ -179,7 +179,7 @@ def route_of(path: str) -> str | None:
     return None
 
 
-METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+METHOD_ORDER = table.METHOD_ORDER
 
 
 def methods_of(path: str) -> tuple[str, ...]:
@@ -201,10 +201,39 @@ def names_of(template: str, method: str) -> tuple[frozenset[str], frozenset[str]
     return frozenset(query_names - {"data"}), frozenset(body_names - {"data"})
 
 
+PATCH_BODY = "patch_submission_request.json"
+
+
 @functools.cache
 def patch_data_names() -> frozenset[str]:
-    data = schemas.load("patch_submission_request.json")["properties"]["data"]
+    data = schemas.load(PATCH_BODY)["properties"]["data"]
     return frozenset(data.get("properties", {}))
+
+
+def _edits_data(template: str, method: str) -> bool:
+    """The call edits a submission's ``data`` (its body is PATCH's)."""
+    return PATCH_BODY in operations().get(template, {}).get(method, {}).get("body", ())
+
+
+@functools.cache
+def array_names(template: str, method: str) -> frozenset[str]:
+    """The top-level body names an operation takes as an array."""
+    op = operations().get(template, {}).get(method, {})
+    return frozenset(
+        name
+        for body in op.get("body", ())
+        for name, spec in _properties(schemas.load(body))
+        if spec.get("type") == "array"
+    )
+
+
+def _properties(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A body schema's top-level properties, its ``oneOf``/``anyOf`` branches' too."""
+    found = list(schema.get("properties", {}).items())
+    for key in ("oneOf", "anyOf"):
+        for branch in schema.get(key, ()):
+            found += branch.get("properties", {}).items()
+    return found
 
 
 # --- rules ---
@@ -238,15 +267,26 @@ ITEM_ADVICE = {
 def _item_path(method: str, path: str) -> str | None:
     """``/v3/submission/{id}``: the API takes the id as a parameter, not a path segment."""
     match = ITEM.fullmatch(path)
-    if match is None or match.group(1) in ("partial", "aml"):
+    if match is None or match.group(1) in _sub_resources():
         return None
     advice = ITEM_ADVICE.get(method, ITEM_ADVICE["GET"])
     return "the id is a parameter, not a path segment: " + advice.format(id=_shown(match[1]))
 
 
+@functools.cache
+def _sub_resources() -> frozenset[str]:
+    """The segments after ``/v3/submission/`` that are paths of their own (``tokens``,
+    ``partial``, ...), not a submission id put in the path."""
+    parent = table.path("getSubmission") + "/"
+    return frozenset(
+        p.removeprefix(parent).split("/")[0] for p in operations() if p.startswith(parent)
+    )
+
+
 def _path_candidates(path: str) -> list[tuple[str, str]]:
     bare = path.rstrip("/") or "/"
-    with_v3 = bare if bare.startswith("/v3/") else "/v3/" + re.sub(r"^/(v\d+/)?", "", bare)
+    base = table.API_PREFIX + "/"
+    with_v3 = bare if bare.startswith(base) else base + re.sub(r"^/(v\d+/)?", "", bare)
     singular = "/".join(_singular(part) for part in with_v3.lower().split("/"))
     return [
         (bare, "no trailing slash"),
@@ -301,7 +341,7 @@ def misplaced_key(call: Call) -> str | None:
     for name, _ in call.query:
         if _norm(name) in KEY_NAMES:
             return f"the API key goes in the {KEY_HEADER} header, not in the query ({_shown(name)})"
-    if call.project is not None or not call.path.startswith("/v3"):
+    if call.project is not None or not call.path.startswith(table.API_PREFIX):
         return None
     authorization = call.headers.get("authorization")
     if authorization is not None and KEY_HEADER not in call.headers:
@@ -386,7 +426,7 @@ def wrong_names(call: Call) -> str | None:
             if found is not None:
                 return f"{call.method} {template}: {found}"
     data = doc.get("data")
-    if template == "/v3/submission" and call.method == "PATCH" and isinstance(data, dict):
+    if isinstance(data, dict) and _edits_data(template, call.method):
         for name in data:
             if name not in patch_data_names():
                 better = _closest(name, patch_data_names())
@@ -441,7 +481,10 @@ def multipart_boundary(call: Call) -> str | None:
 
 def token_ids_not_array(call: Call) -> str | None:
     """``tokenId`` sent as one string where the token calls take an array."""
-    if call.status != 400 or route_of(call.path) != "/v3/submission/tokens":
+    template = route_of(call.path)
+    if call.status != 400 or template is None:
+        return None
+    if "tokenId" not in array_names(template, call.method):
         return None
     doc = _json(call.body)
     if isinstance(doc, dict) and isinstance(doc.get("tokenId"), str):

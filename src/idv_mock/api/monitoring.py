@@ -18,12 +18,11 @@ from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.exceptions import Inactive
 from idv_mock.backend.monitoring import UnknownWorklist
+from idv_mock.errors import MISSING_RECORD, ApiError
 from idv_mock.errors import MONITORING as ERR
-from idv_mock.errors import ApiError
 
 MAX_IDS = 25
 REQUIRED = ("submissionIds", "admin")
-MISSING_RECORD = {"statusCode": 404, "error": {"code": "MAPI-001", "message": "Resource not found"}}
 
 
 def _project(request: Request, *, registering: bool = False) -> Project:

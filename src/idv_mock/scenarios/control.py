@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from idv_mock import crypto
+from idv_mock import crypto, operations
 from idv_mock.backend import InvalidInput, Service
 
 
@@ -111,7 +111,11 @@ class HttpControl:
         if info.get("options", {}).get("secure_transfer"):
             body = {"data": cipher(info)(body)}
         headers = {"x-api-key": str(info.get("api_key", ""))}
-        return str(self.call("POST", "/v3/projection", body, headers=headers)["projection_id"])
+        return str(
+            self.call("POST", operations.path("postProjection"), body, headers=headers)[
+                "projection_id"
+            ]
+        )
 
     def watch(self, pid: str, entry: dict[str, Any]) -> None:
         self.call("POST", f"/__admin/projects/{pid}/watchlist", entry)
@@ -131,7 +135,7 @@ class HttpControl:
         if info.get("options", {}).get("secure_transfer"):
             body = {"data": cipher(info)(body)}
         headers = {"x-api-key": str(info.get("api_key", ""))}
-        self.call("POST", "/v3/submission/tokens", body, headers=headers)
+        self.call("POST", operations.path("postSubmissionTokens"), body, headers=headers)
 
     def delivery(self, pid: str, levers: dict[str, Any]) -> None:
         self.call("PUT", f"/__admin/projects/{pid}/webhook-delivery", levers)

@@ -9,6 +9,7 @@ here; a name used by one module only stays private to it. The package's own API 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import orjson
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from idv_mock import schemas
+from idv_mock import errors, operations, schemas
 from idv_mock.backend.edits import DATA_FIELDS, PARTS
 
 if TYPE_CHECKING:
@@ -29,11 +30,12 @@ S = st.SearchStrategy
 Pairs = list[tuple[str, Any]]
 Kinds = dict[str, S["Invalid"]]
 
-SUBMISSION_PATH = "/v3/submission"
-PARTIAL_PATH = "/v3/submission/partial"
-AML_PATH = "/v3/submission/aml"
-MONITOR_PATH = "/v3/submission/aml/monitor"
-PROJECTION_PATH = "/v3/projection"
+# the calls' paths, from the operation table (schemas/api.json)
+SUBMISSION_PATH = operations.path("getSubmission")
+PARTIAL_PATH = operations.path("deleteSubmissionPartial")
+AML_PATH = operations.path("postSubmissionAml")
+MONITOR_PATH = posixpath.dirname(operations.path("postSubmissionAmlMonitorWorklistId"))
+PROJECTION_PATH = operations.path("postProjection")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,7 @@ PATCH_CHECK_ORDER = (
 )
 PARTIAL_FIELDS = tuple(sorted(PARTS))  # api-v3.md 4.4, as the backend's table holds them
 PARTIAL_DATA_FIELDS = tuple(sorted(DATA_FIELDS))
-MISSING_RECORD = {"statusCode": 404, "error": {"code": "MAPI-001", "message": "Resource not found"}}
+MISSING_RECORD = errors.MISSING_RECORD
 
 
 # --- small building blocks -----------------------------------------------------------------

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from hypothesis import strategies as st
 
-from idv_mock import errors
+from idv_mock import errors, operations
 from idv_mock.strategies.common import (
     ABSENT,
     MAX_IDS,
@@ -37,6 +37,10 @@ from idv_mock.strategies.common import (
 def _monitor(kind: str, code: str, *args: str, extra: Any = None, **request: Any) -> Invalid:
     error = errors.MONITORING.error(code, *args, **(extra or {}))
     return Invalid(make_request(**request), error.status, error.body, kind)
+
+
+WORKLIST = operations.path("postSubmissionAmlMonitorWorklistId")
+RECORD = operations.path("getSubmissionAmlMonitorWorklistIdRecordId")
 
 
 def _worklist_path(*segments: str) -> str:
@@ -105,9 +109,9 @@ def _wrong_method(draw: st.DrawFn, wid: str, records: S[str]) -> Invalid:
     url, methods = draw(
         st.sampled_from(
             [
-                (_worklist_path(wid), ["PUT", "PATCH", "GET"]),
-                (MONITOR_PATH, ["POST", "GET", "PUT", "DELETE"]),
-                (_worklist_path(wid, draw(records)), ["POST", "PUT", "PATCH", "DELETE"]),
+                (_worklist_path(wid), operations.refused(WORKLIST)),
+                (MONITOR_PATH, operations.refused(MONITOR_PATH)),
+                (_worklist_path(wid, draw(records)), operations.refused(RECORD)),
             ]
         )
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from idv_mock import errors
+from idv_mock import errors, operations
 from idv_mock.strategies.common import (
     NON_STRINGS,
     POLICY_NAMES,
@@ -68,18 +68,21 @@ def _missing_member(draw: st.DrawFn) -> Invalid:
     return _projection("missing_member", "invalid_body", json=make_body(**body))
 
 
+POLICY = operations.path("getProjectionProjectionId")
+
+
 @st.composite
 def _policy_paths(draw: st.DrawFn, kind: str) -> Invalid:
     """A method a path does not serve (405), or an unknown policy id (404)."""
     item = f"{PROJECTION_PATH}/{draw(unknown_ids(()))}"
     if kind == "unknown_projection":
-        method = draw(st.sampled_from(["GET", "DELETE"]))
+        method = draw(st.sampled_from(operations.served(POLICY)))
         return _projection(kind, "not_found", method=method, url=item)
     url, code, methods = draw(
         st.sampled_from(
             [
-                (PROJECTION_PATH, "collection_method", ["PUT", "PATCH", "DELETE"]),
-                (item, "item_method", ["PUT", "PATCH", "POST"]),
+                (PROJECTION_PATH, "collection_method", operations.refused(PROJECTION_PATH)),
+                (item, "item_method", operations.refused(POLICY)),
             ]
         )
     )

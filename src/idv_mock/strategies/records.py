@@ -13,7 +13,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from idv_mock import errors
+from idv_mock import errors, operations
 from idv_mock.backend.images import sample
 from idv_mock.strategies.common import (
     COUNTRIES,
@@ -38,9 +38,9 @@ from idv_mock.strategies.common import (
     wrong_keys,
 )
 
-REVIEW_PATH = "/v3/submission/review"
-IMAGE_PATH = "/v3/submission/image"
-MIGRATION_PATH = "/v3/submission/migration"
+REVIEW_PATH = operations.path("postSubmissionReview")
+IMAGE_PATH = operations.path("putSubmissionImage")
+MIGRATION_PATH = operations.path("postSubmissionMigration")
 SLOTS = ("idImage", "idBackImage", "selfieImage", "addressImage")
 ID_SLOTS = ("idImage", "idBackImage")
 _PNG = base64.b64encode(sample("strategy", "selfieImage")).decode()

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from hypothesis import strategies as st
 
-from idv_mock import errors
+from idv_mock import errors, operations
 from idv_mock.strategies.common import (
     NON_STRINGS,
     Invalid,
@@ -22,7 +22,7 @@ from idv_mock.strategies.common import (
     wrong_keys,
 )
 
-TOKENS_PATH = "/v3/submission/tokens"
+TOKENS_PATH = operations.path("postSubmissionTokens")
 TEXT_PLAIN = {"content-type": "text/plain"}  # as the vendor's samples send the JSON text
 REQUEST_LIMIT = 500  # the option token_request_limit's default
 _EDGE = "A-Za-z0-9"
