@@ -17,11 +17,18 @@ of every test timed by a small plugin (``report.duration`` of setup, call and te
 Why these figures matter: ``pytest --idv-resilience`` runs a suite once per profile, so
 the plugin's fixed and per-test costs are paid eight times.
 
-``python bench/plugin_cost.py`` runs it alone.
+The pytest processes run where a user's would: the plugin installed from a wheel (built
+from this checkout into ``.venv-bench-wheel/``, beside pytest, pytest-httpserver and respx
+at the versions of the running environment), not the editable install, where pytest
+treats the package differently (it assert-rewrites every module of a wheel that ships a
+plugin, not of an editable one).
+
+``python bench/plugin_cost.py`` runs it alone; ``--editable`` in the running environment.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import statistics
@@ -104,6 +111,30 @@ FILES = {
 }
 
 
+ROOT = Path(__file__).resolve().parents[1]
+WHEEL_VENV = ROOT / ".venv-bench-wheel"
+BESIDE = ("pytest", "pytest-httpserver", "respx", "httpx")  # at the running versions
+PYTHON = [sys.executable]  # the interpreter of the measured runs (set by measure)
+
+
+def wheel_python() -> str:
+    """A venv with the plugin installed from a wheel of this checkout (made once, the
+    wheel replaced on each call) and the tools it is compared with."""
+    python = WHEEL_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(WHEEL_VENV)], check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp, str(ROOT)]
+        subprocess.run(pip, check=True, capture_output=True)
+        wheel = next(Path(tmp).glob("idv_mock-*.whl"))
+        pins = [f"{n}=={importlib.metadata.version(n)}" for n in BESIDE]
+        install = [str(python), "-m", "pip", "install", "-q", str(wheel), *pins]
+        subprocess.run(install, check=True, capture_output=True)
+        again = [str(python), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps"]
+        subprocess.run([*again, str(wheel)], check=True, capture_output=True)
+    return str(python)
+
+
 def durations(folder: Path, name: str, tests: int) -> list[dict[str, float]]:
     """Each test's phases of one generated file, run in a fresh pytest process."""
     body = FILES[name]
@@ -111,7 +142,7 @@ def durations(folder: Path, name: str, tests: int) -> list[dict[str, float]]:
     test.write_text(HEADER + "\n\n" + (body.format(tests=tests) if "{tests}" in body else body))
     out = folder / f"{name}.json"
     env = {**ENV, "BENCH_DURATIONS": str(out), "PYTHONPATH": str(folder)}
-    command = [sys.executable, "-m", "pytest", str(test), "-q", "-p", "timing_plugin"]
+    command = [*PYTHON, "-m", "pytest", str(test), "-q", "-p", "timing_plugin"]
     command += ["-p", "no:randomly", "-p", "no:xdist"]
     done = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True)
     if done.returncode != 0:
@@ -123,7 +154,7 @@ def durations(folder: Path, name: str, tests: int) -> list[dict[str, float]]:
 def wall(folder: Path, *args: str) -> float:
     """Seconds a ``python -m pytest`` run takes, from outside."""
     started = time.perf_counter()
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *args]
+    command = [*PYTHON, "-m", "pytest", "-q", "-p", "no:randomly", *args]
     subprocess.run(command, env=ENV, cwd=folder, capture_output=True, check=False)
     return time.perf_counter() - started
 
@@ -145,8 +176,9 @@ def resilience_overhead(folder: Path) -> float:
     return report / 2 - plain
 
 
-def measure(tests: int = TESTS, rounds: int = 3) -> dict[str, Any]:
+def measure(tests: int = TESTS, rounds: int = 3, editable: bool = False) -> dict[str, Any]:
     """Medians over ``rounds`` processes of each figure, in seconds."""
+    PYTHON[:] = [sys.executable if editable else wheel_python()]
     figures: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -217,6 +249,6 @@ def part(ctx: Any, mode: Any) -> tuple[list[Row], dict[str, Any]]:
 if __name__ == "__main__":
     from report import render
 
-    found = measure()
+    found = measure(editable="--editable" in sys.argv)
     print(render(rows(found)))
     print(json.dumps(found, indent=2))

@@ -287,3 +287,65 @@ def test_the_refusing_layer_is_undone_with_the_mock(requests_layer_broken: None)
     with idv_mock.mock():
         assert HTTPAdapter.send is not before
     assert HTTPAdapter.send is before
+
+
+# --- pytest's assert rewriting (AssertionRewritingHook._must_rewrite) ----------------------
+
+
+def rewrite_hook(pytestconfig: pytest.Config, *marked: str) -> Any:
+    """A real ``AssertionRewritingHook`` of this pytest with ``marked`` names, as pytest
+    marks the packages of a wheel that ships a plugin."""
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    hook = AssertionRewritingHook(pytestconfig)
+    hook._must_rewrite.update(marked)  # mark_rewrite warns of modules already imported
+    return hook
+
+
+def test_idv_mock_is_taken_off_pytests_assert_rewriting(pytestconfig: pytest.Config) -> None:
+    hook = rewrite_hook(pytestconfig, "idv_mock", "pytest_idv_mock", "their_app")
+    hook._marked_for_rewrite_cache.update({"idv_mock.backend": True, "their_app.x": True})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compat.skip_assert_rewriting(hook) is True
+    assert hook._must_rewrite == {"pytest_idv_mock", "their_app"}  # the plugin keeps its own
+    assert hook._marked_for_rewrite_cache == {"their_app.x": True}
+
+
+def test_without_assert_rewriting_there_is_nothing_to_take_off() -> None:
+    class Dummy:  # pytest's hook under --assert=plain: no finder at all
+        def mark_rewrite(self, *names: str) -> None: ...
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compat.skip_assert_rewriting(Dummy()) is True
+
+
+def test_a_rewrite_hook_keeping_its_marks_elsewhere_warns_and_rewrites_as_before(
+    pytestconfig: pytest.Config,
+) -> None:
+    hook = rewrite_hook(pytestconfig, "idv_mock")
+    marks = hook.__dict__.pop("_must_rewrite")  # a pytest that renamed it
+    with pytest.warns(compat.CompatWarning, match=r"pytest \S+ has no AssertionRewritingHook"):
+        assert compat.skip_assert_rewriting(hook) is False
+    assert marks == {"idv_mock"}
+
+
+def test_a_pytest_run_loads_idv_mock_without_rewriting_it(pytester: pytest.Pytester) -> None:
+    """pytest marks a wheel's packages before it loads the plugins (here a plugin given
+    with ``-p``, loaded before the installed ones, marks ``idv_mock`` as pytest would); the
+    plugin takes the mark off, so no module of idv_mock a test imports is rewritten."""
+    pytester.makepyfile(
+        marks_idv_mock="def pytest_addoption(parser, pluginmanager):\n"
+        "    pluginmanager.rewrite_hook.mark_rewrite('idv_mock')\n",
+        test_loaders="import sys\n"
+        "def test_loaders(idv_client):\n"
+        "    loaders = {m: type(mod.__spec__.loader).__name__ for m, mod in sys.modules.items()\n"
+        "               if m.startswith('idv_mock.backend')}\n"
+        "    assert 'idv_mock.backend.service' in loaders\n"
+        "    assert set(loaders.values()) == {'SourceFileLoader'}\n",
+    )
+    pytester.syspathinsert()
+    args = ("-p", "marks_idv_mock", "-p", "no:randomly", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*args, "test_loaders.py")
+    result.assert_outcomes(passed=1)

@@ -22,6 +22,7 @@ from conftest import ADMIN, API_KEY, HEADERS
 from idv_mock import Service, ServiceConfig, crypto
 from idv_mock.api.app import create_app
 from idv_mock.cli import build_parser
+from wire import read_answer
 
 HINT = "x-idv-mock-hint"
 SECURE_KEY = "secure-key"
@@ -290,7 +291,8 @@ def test_a_body_lost_to_an_h2c_upgrade_is_explained(live: Any) -> None:
     )
     with socket.create_connection(("127.0.0.1", live.port), timeout=10) as sock:
         sock.sendall(head.encode() + body)
-        answer = sock.recv(65536).decode()
+        head_bytes, body_bytes = read_answer(sock)
+    answer = (head_bytes + b"\r\n\r\n" + body_bytes).decode()
     status, _, rest = answer.partition("\r\n")
     headers, _, content = rest.partition("\r\n\r\n")
     assert status == "HTTP/1.1 400 Bad Request"

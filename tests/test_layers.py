@@ -57,7 +57,12 @@ PLUGIN_USES = (
 )
 # what __init__ may load beyond the standard library, each only when asked: its fixtures,
 # pytest itself (loaded already), and the resilience runner under --idv-resilience
-PLUGIN_INIT_USES = ("pytest_idv_mock.fixtures", "pytest", "idv_mock.resilience.runner")
+PLUGIN_INIT_USES = (
+    "pytest_idv_mock.fixtures",
+    "pytest",
+    "idv_mock.resilience.runner",
+    "idv_mock.compat",  # standard library only: idv_mock off pytest's assert rewriting
+)
 
 
 def module_name(path: Path) -> str:

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from conftest import ServeProcess
+from wire import read_answer
 
 pytestmark = pytest.mark.live
 
@@ -98,35 +99,19 @@ def test_prompt_clients_are_served(server: ServeProcess) -> None:
 # --- the one timer per connection ---
 
 
-def one_answer(sock: socket.socket) -> bytes:
-    """The head and body of one answer with a content-length."""
-    received = b""
-    while b"\r\n\r\n" not in received:
-        received += sock.recv(4096)
-    head, _, body = received.partition(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":", 1)[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
-    while len(body) < length:
-        body += sock.recv(4096)
-    return head
-
-
 def test_an_idle_keep_alive_connection_outlives_the_deadline(ticking: ServeProcess) -> None:
     with connect(ticking) as sock:
         sock.sendall(PROMPT)
-        assert one_answer(sock).startswith(b"HTTP/1.1 200 ")
+        assert read_answer(sock)[0].startswith(b"HTTP/1.1 200 ")
         time.sleep(DEADLINE * 1.6)  # the connection's timer fires meanwhile, with no request
         sock.sendall(PROMPT)
-        assert one_answer(sock).startswith(b"HTTP/1.1 200 ")
+        assert read_answer(sock)[0].startswith(b"HTTP/1.1 200 ")
 
 
 def test_a_late_request_after_a_prompt_one_still_times_out(ticking: ServeProcess) -> None:
     with connect(ticking) as sock:
         sock.sendall(PROMPT)
-        assert one_answer(sock).startswith(b"HTTP/1.1 200 ")
+        assert read_answer(sock)[0].startswith(b"HTTP/1.1 200 ")
         time.sleep(DEADLINE * 0.6)  # the timer, armed at the connection's start, fires while
         sock.sendall(b"GET /__admin/projects HTTP/1.1\r\nHo")  # this one is unfinished
         assert read_all(sock).startswith(TIMEOUT_STATUS)
@@ -135,12 +120,12 @@ def test_a_late_request_after_a_prompt_one_still_times_out(ticking: ServeProcess
 def test_a_request_sent_in_parts_within_its_own_deadline_is_served(ticking: ServeProcess) -> None:
     with connect(ticking) as sock:
         sock.sendall(PROMPT)
-        assert one_answer(sock).startswith(b"HTTP/1.1 200 ")
+        assert read_answer(sock)[0].startswith(b"HTTP/1.1 200 ")
         time.sleep(DEADLINE * 0.6)
         sock.sendall(PROMPT[:20])
         time.sleep(DEADLINE * 0.6)  # past the connection's first timer, within its own
         sock.sendall(PROMPT[20:])
-        assert one_answer(sock).startswith(b"HTTP/1.1 200 ")
+        assert read_answer(sock)[0].startswith(b"HTTP/1.1 200 ")
 
 
 def test_a_first_request_is_timed_from_the_connections_start(ticking: ServeProcess) -> None:

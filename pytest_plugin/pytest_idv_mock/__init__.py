@@ -6,6 +6,8 @@ every run of a downstream project, idv fixtures used or not: it imports nothing 
 the standard library (``python -c "import pytest_idv_mock"`` costs about what bare Python
 does). The fixtures live in ``pytest_idv_mock.fixtures``, registered in
 ``pytest_configure``; they import the server, Faker and the rest only when a test uses one.
+``pytest_addoption`` loads ``idv_mock.compat`` (standard library only) to keep pytest from
+rewriting the asserts of every ``idv_mock`` module, as it would for a wheel shipping a plugin.
 
 Options (command line > environment > ini > default): ``--idv-mock-seed-count``
 (``IDV_MOCK_SEED_COUNT``, ini ``idv_mock_seed_count``, 50), ``--idv-mock-random-seed``
@@ -56,7 +58,11 @@ RESILIENCE_FLAGS = (  # take a value
 OUT_ENV = "IDV_MOCK_RESILIENCE_OUT"
 
 
-def pytest_addoption(parser: Any) -> None:
+def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
+    # before any test or conftest imports idv_mock: pytest would rewrite the asserts of
+    # all its modules, as it does for every package shipping a plugin (idv_mock.compat)
+    compat = importlib.import_module("idv_mock.compat")
+    compat.skip_assert_rewriting(getattr(pluginmanager, "rewrite_hook", None))
     group = parser.getgroup("idv-mock")
     for name, (default, help_text) in OPTIONS.items():
         flag = "--idv-mock-" + name.replace("_", "-")

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import os
 import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,23 @@ def _option(config: pytest.Config, name: str) -> str:
     return str(config.getini(f"idv_mock_{name}"))
 
 
+LOOP = "asyncio"  # the event loop of the fixtures' servers (see serve_in_thread)
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """A first fixture's imports and start state make a few hundred thousand objects that
+    live for the session: the cycle collector walking the whole heap again and again while
+    they are made was a fifth of the first use. They are collected as usual afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 # --- running a server ---
 @dataclass
 class RunningServer:
@@ -69,10 +87,13 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     back from the socket (no bind-and-close guess that another process can race)."""
     import uvicorn
 
-    # quiet: a failing test's captured output should show the test, not the server
+    # quiet: a failing test's captured output should show the test, not the server;
+    # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start; asyncio's
+    # loop: uvloop's import is a tenth of a first fixture's cost, and a test's few calls
+    # are not where it pays off (``idv-mock serve`` keeps uvloop)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, ws="none"
-    )  # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start
+        app, host=host, port=port, log_level="warning", access_log=False, ws="none", loop=LOOP
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
     thread.start()
@@ -80,7 +101,7 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError(f"idv-mock server did not start on {host}:{port}")
-        time.sleep(0.01)
+        time.sleep(0.001)  # it starts in ~20 ms: a coarser poll would add to each start
     bound = int(server.servers[0].sockets[0].getsockname()[1])
     running = RunningServer(server, thread, host, bound)
     try:
@@ -138,7 +159,8 @@ def _clock_mode(config: pytest.Config) -> str:
 def _idv_session_service(
     idv_service_config: ServiceConfig, pytestconfig: pytest.Config
 ) -> Iterator[Service]:
-    service = _started_service(idv_service_config, pytestconfig)
+    with no_gc():
+        service = _started_service(idv_service_config, pytestconfig)
     yield service
     service.close()
 
@@ -170,6 +192,9 @@ def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Serv
     return service
 
 
+SEEDING_PACKAGES = ("backend", "fake", "aml")  # what a start state is made by (with schemas)
+
+
 def _start_key(config: ServiceConfig) -> str:
     """What a start state depends on: the configuration, the package's files and Faker's
     (their sizes and times: an edited rule or schema, another Faker, makes a new start)."""
@@ -182,7 +207,10 @@ def _start_key(config: ServiceConfig) -> str:
     faker = importlib.util.find_spec("faker")  # found, not imported
     files = [Path(faker.origin)] if faker is not None and faker.origin else []
     files += sorted(Path(schemas.schema_dir()).glob("*.json"))
-    files += sorted(Path(schemas.__file__).resolve().parent.rglob("*.py"))
+    package = Path(schemas.__file__).resolve().parent
+    files += sorted(package.glob("*.py"))  # the packages seeding runs in, not pages or API
+    for folder in SEEDING_PACKAGES:
+        files += sorted(f for f in (package / folder).iterdir() if f.suffix in (".py", ".json"))
     digest = hashlib.sha256(repr(config).encode())
     for found in files:
         stat = found.stat()
@@ -383,7 +411,10 @@ def _described(call: dict[str, Any]) -> str:
 @pytest.fixture(scope="session")
 def _idv_live(_idv_session_service: Service, pytestconfig: pytest.Config) -> Iterator[IdvServer]:
     host, port = _option(pytestconfig, "host"), int(_option(pytestconfig, "port"))
-    with serve_in_thread(server_app(_idv_session_service), host, port) as running:
+    with ExitStack() as stack:
+        with no_gc():
+            app = server_app(_idv_session_service)
+            running = stack.enter_context(serve_in_thread(app, host, port))
         yield IdvServer(host, running.port, _idv_session_service)
 
 
@@ -435,10 +466,11 @@ def idv_client(idv_service: Service) -> Iterator[httpx.Client]:
     An ``httpx.Client`` calling the app directly on an event loop of its own in the test's
     thread (``idv_mock.transport``): no sockets and no thread hop per call.
     """
-    from idv_mock import create_app
-    from idv_mock.transport import ASGITransport, InProcessClient
+    with no_gc():
+        from idv_mock import create_app
+        from idv_mock.transport import ASGITransport, InProcessClient
 
-    transport = ASGITransport(create_app(idv_service))
+        transport = ASGITransport(create_app(idv_service))
     key = idv_service.project("default").api_key
     with InProcessClient(
         transport=transport, base_url=IN_PROCESS_BASE_URL, headers={"x-api-key": key}

@@ -162,6 +162,39 @@ def httptools_protocol() -> type | None:
     return HttpToolsProtocol
 
 
+# --- pytest -------------------------------------------------------------------------------
+
+
+def skip_assert_rewriting(rewrite_hook: Any, package: str = "idv_mock") -> bool:
+    """Take ``package`` off the modules pytest rewrites the asserts of; False (warned)
+    when pytest keeps its marks elsewhere.
+
+    pytest rewrites every module of a distribution that ships a plugin (``pytest11``), so
+    in a wheel install each ``idv_mock`` module went through pytest's loader and its own
+    bytecode cache: a fifth of a first fixture's cost (``bench/plugin_cost.py``), for
+    modules whose asserts are internal checks, never a user's. The plugin's own package
+    (``pytest_idv_mock``) stays rewritten. Private: ``_must_rewrite`` (a set of names) and
+    ``_marked_for_rewrite_cache`` of pytest's ``AssertionRewritingHook``."""
+    if not hasattr(rewrite_hook, "find_spec"):  # --assert=plain: pytest's dummy hook
+        return True
+    marks = getattr(rewrite_hook, "_must_rewrite", None)
+    cache = getattr(rewrite_hook, "_marked_for_rewrite_cache", None)
+    if not isinstance(marks, set) or not isinstance(cache, dict):
+        import pytest
+
+        _fallback(
+            "AssertionRewritingHook._must_rewrite",
+            "pytest",
+            pytest.__version__,
+            f"{package}'s modules are assert-rewritten as pytest does for plugins",
+        )
+        return False
+    marks.discard(package)
+    for name in [n for n in cache if n == package or n.startswith(package + ".")]:
+        del cache[name]
+    return True
+
+
 # --- Starlette ----------------------------------------------------------------------------
 
 _PROBE = "_idv_mock_probe"

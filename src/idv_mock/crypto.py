@@ -24,14 +24,13 @@ import functools
 import hashlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import orjson
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import padding
-from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+if TYPE_CHECKING:  # cryptography loads on the first encryption or decryption, not here
+    from cryptography.hazmat.primitives.ciphers import Cipher, modes
 
 __all__ = [
     "KEY_DERIVATIONS",
@@ -97,6 +96,8 @@ def derive_key(api_key: str, derivation: str = "sha256") -> bytes:
 @functools.lru_cache(maxsize=256)
 def _cipher(api_key: str, derivation: str) -> Cipher[modes.ECB]:
     """One cipher per key: a Cipher is reusable, each call makes its own (en|de)cryptor."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
     return Cipher(algorithms.AES(derive_key(api_key, derivation)), modes.ECB())
 
 
@@ -113,6 +114,8 @@ def encrypt(value: object, api_key: str, derivation: str = "sha256") -> str:
 
     Raises ``TypeError`` (``orjson.JSONEncodeError``) if ``value`` is not JSON-serializable.
     """
+    from cryptography.hazmat.primitives import padding
+
     padder = padding.PKCS7(_BLOCK_BYTES * 8).padder()
     padded = padder.update(_plaintext(value)) + padder.finalize()
     encryptor = _cipher(api_key, derivation).encryptor()
@@ -150,6 +153,8 @@ def _b64decode(text: str) -> bytes:
 
 def decrypt_bytes(text: str, api_key: str, derivation: str = "sha256") -> bytes:
     """Decrypt base64 ``text`` and return the unpadded plaintext bytes."""
+    from cryptography.hazmat.primitives import padding
+
     raw = _b64decode(text)
     decryptor = _cipher(api_key, derivation).decryptor()
     unpadder = padding.PKCS7(_BLOCK_BYTES * 8).unpadder()
@@ -192,6 +197,8 @@ def encrypt_gcm(
     value: object, api_key: str, derivation: str = "sha256", nonce: bytes | None = None
 ) -> str:
     """GCM ciphertext of ``value``; a fresh random nonce unless one is given (tests)."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     nonce = os.urandom(GCM_NONCE_BYTES) if nonce is None else nonce
     if len(nonce) != GCM_NONCE_BYTES:
         raise CryptoError(f"a GCM nonce has {GCM_NONCE_BYTES} bytes")
@@ -201,6 +208,9 @@ def encrypt_gcm(
 
 def decrypt_gcm_text(text: str, api_key: str, derivation: str = "sha256") -> str:
     """The UTF-8 text sealed by :func:`encrypt_gcm`; any failure is a ``CryptoError``."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     raw = _b64(text)
     if len(raw) < GCM_NONCE_BYTES + GCM_TAG_BYTES:
         raise CryptoError("GCM ciphertext shorter than nonce and tag")

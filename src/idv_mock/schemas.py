@@ -11,15 +11,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
 
 from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
 from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
+
+if TYPE_CHECKING:  # jsonschema and referencing load on the first validation (~50 ms)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 BASE_URI = "https://idv-mock.dev/schemas/"
 
@@ -47,21 +49,36 @@ def all_schemas() -> dict[str, dict[str, Any]]:
     """Every schema file by its path under the folder (``webhooks/approved.json``)."""
     root = schema_dir()
     found = sorted(root.rglob("*.json"))
-    return {p.relative_to(root).as_posix(): orjson.loads(p.read_bytes()) for p in found}
+    return {name: load(name) for name in (p.relative_to(root).as_posix() for p in found)}
 
 
+@functools.cache
 def load(name: str) -> dict[str, Any]:
-    return all_schemas()[name]
+    """One schema file, read alone: a server's start needs a few of the 77."""
+    path = _root() / name
+    if not path.is_file():
+        raise KeyError(name)
+    loaded: dict[str, Any] = orjson.loads(path.read_bytes())
+    return loaded
+
+
+@functools.cache
+def _root() -> Path:
+    return schema_dir()
 
 
 @functools.cache
 def _registry() -> Registry[Any]:
+    from referencing import Registry, Resource
+
     resources = [(BASE_URI + n, Resource.from_contents(s)) for n, s in all_schemas().items()]
     return Registry().with_resources(resources)
 
 
 @functools.cache
 def validator(name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(load(name), registry=_registry())
 
 

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from rapidfuzz import fuzz
 
 WATCHLIST_PATH = Path(__file__).parent / "watchlist.json"
 LISTS = ("sanctions", "pep")
@@ -90,6 +89,7 @@ def name_score(a: str, b: str) -> float:
         return 100.0
     if not na or not nb:
         return 0.0
+    fuzz = _fuzz()
     best = float(fuzz.token_sort_ratio(na, nb))
     ta, tb = set(na.split()), set(nb.split())
     shared = sorted(ta & tb)
@@ -99,6 +99,14 @@ def name_score(a: str, b: str) -> float:
             return 100.0
         best = max(best, float(fuzz.ratio(" ".join(shared + only_a), " ".join(shared + only_b))))
     return round(min(100.0, max(0.0, best)), 2)
+
+
+@functools.cache
+def _fuzz() -> Any:
+    """rapidfuzz's ``fuzz``, loaded on the first comparison (not with every server)."""
+    from rapidfuzz import fuzz
+
+    return fuzz
 
 
 def _birth_year(value: str) -> str:

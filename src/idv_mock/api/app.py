@@ -177,7 +177,7 @@ def create_app(
     ]
     docs = [Route("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
     app = MockApp(
-        routes=api + control + docs + web.ROUTES,
+        routes=[*api, *control, *docs, web.lazy_mount()],  # pages load on first use
         exception_handlers={
             ApiError: _api_error,
             HTTPException: _http_error,

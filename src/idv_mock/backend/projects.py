@@ -65,6 +65,12 @@ class Project:
         problems = schemas.errors("project.json", spec)
         if problems:
             raise InvalidInput("invalid project", problems)
+        return cls.from_checked(spec, created_at)
+
+    @classmethod
+    def from_checked(cls, spec: dict[str, Any], created_at: str) -> Project:
+        """A project from input already checked against ``project.json`` (a state document
+        is checked whole before import): no validator is loaded for it."""
         options = {**schemas.option_defaults(), **spec.get("options", {})}
         if options["key_derivation"] == "raw" and len(spec["api_key"].encode()) != 32:
             raise InvalidInput("key_derivation raw needs an api_key of exactly 32 bytes")

@@ -91,7 +91,7 @@ def import_project(doc: dict[str, Any], clock: dict[str, Any]) -> Project:
     """A project from its state document (already validated against the schema);
     ``clock``: the document's own, for a project saved before each had one."""
     spec = doc["project"]
-    project = Project.from_input(spec, spec.get("created_at", ""))
+    project = Project.from_checked(spec, spec.get("created_at", ""))
     project.clock = Clock.restore(doc.get("clock") or clock)
     project.options["clock_mode"] = project.clock.mode
     project.schedule = Schedule.restore(doc.get("due", []))
