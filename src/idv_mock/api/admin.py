@@ -7,20 +7,21 @@ backend's refusals become 400/404/409 in one place, ``refusal`` (used by ``app.a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import schemas
-from idv_mock.api.faults import unknown_errors
-from idv_mock.api.http import JSON, json_response, parse_json, says_body, service_of
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
 from idv_mock.backend.liveform import Refused
 from idv_mock.errors import ApiError
 from idv_mock.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
 from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.serving.control import control_body, mask_key
+from idv_mock.serving.fault_rules import unknown_errors
+from idv_mock.serving.http import JSON, json_response, parse_json, says_body, service_of
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -41,7 +42,6 @@ async def _object_body(request: Request, depth: int = MAX_DEPTH) -> dict[str, An
     return body
 
 
-CONTROL_PREFIX = "/__admin"
 JSON_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -56,30 +56,6 @@ def json_body_ok(request: Request) -> bool:
         return not says_body(request.scope)
     media = given.split(";", 1)[0].strip().lower()
     return media == JSON or media.endswith("+json")
-
-
-def is_control(path: str) -> bool:
-    """Whether ``path`` is one of the control API's (every error there has its shape)."""
-    return path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/")
-
-
-def control_body(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The control API's one error shape: ``{"message", "errors": [...]}`` (an empty list
-    when there is nothing more to say), and the hosted form's ``errorCode`` where it has one.
-    Every error under ``/__admin`` is rendered through here; ``/v3`` bodies never are."""
-    rest = {k: v for k, v in body.items() if k not in ("message", "errors")}
-    return {"message": body.get("message", ""), "errors": list(body.get("errors", ())), **rest}
-
-
-def control_error(error: ApiError) -> ApiError:
-    """``error`` with its body in the control API's shape (status and headers kept)."""
-    return ApiError(error.status, control_body(error.body), error.headers)
-
-
-def shaped_for(path: str, error: ApiError) -> ApiError:
-    """``error`` as a call to ``path`` answers it: the control API's shape under
-    ``/__admin``, untouched anywhere else (``/v3`` keeps the contract's bodies)."""
-    return control_error(error) if is_control(path) else error
 
 
 def _bad(message: str, errors: list[str] | None = None) -> ApiError:
@@ -117,11 +93,6 @@ def _keys_shown(request: Request, project: dict[str, Any]) -> dict[str, Any]:
     if not _flag(request, "show_keys"):
         project["api_key"] = mask_key(str(project["api_key"]))
     return project
-
-
-def mask_key(key: str) -> str:
-    """Enough of a key to tell two apart, not enough to use one."""
-    return key[:4] + "****" if len(key) > 8 else "****"
 
 
 async def create_project(request: Request) -> Response:

@@ -11,10 +11,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.exceptions import InvalidCountry, NoThreshold
 from idv_mock.errors import AML_REPORT, AML_SCREENING, Family
+from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 PDF_HEADERS = {"Content-Disposition": 'attachment; filename="report.pdf"'}
 

@@ -17,11 +17,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import schemas
-from idv_mock.api import secure
-from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import AdminNotRegistered, InvalidInput, Project
 from idv_mock.errors import MIGRATION as ERR
 from idv_mock.errors import ApiError
+from idv_mock.serving import secure
+from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 _DATE = re.compile(schemas.definition("date")["pattern"])
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")

@@ -13,13 +13,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api import secure
-from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.exceptions import Inactive
 from idv_mock.backend.monitoring import UnknownWorklist
 from idv_mock.errors import MONITORING as ERR
 from idv_mock.errors import ApiError
+from idv_mock.serving import secure
+from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 MAX_IDS = 25
 REQUIRED = ("submissionIds", "admin")

@@ -16,11 +16,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.api.faults import rule_response
-from idv_mock.api.http import parse_json, path_of, project_of, says_body, service_of
 from idv_mock.api.limits import MAX_BODY, too_large
 from idv_mock.backend import Project, Service
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.errors import GENERIC, RATE_LIMIT, Family
+from idv_mock.serving.http import parse_json, path_of, project_of, says_body, service_of
 
 Run = Callable[[Request, Family], Awaitable[Response | None]]
 

@@ -14,13 +14,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api import secure
-from idv_mock.api.http import json_response, parse_json, project_of, query_lists, service_of
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.token_service import PoolFull
 from idv_mock.backend.tokens import TokenIdError, check_token_id
 from idv_mock.errors import TOKENS as ERR
 from idv_mock.errors import ApiError
+from idv_mock.serving import secure
+from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 ALL_IN_POOL = "All tokens are now in the pool"
 QUERY = frozenset({"tokenId", "type", "nextPageKeyId", "nextPageKeyTime"})

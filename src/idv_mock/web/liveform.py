@@ -19,8 +19,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from idv_mock.api import journaling
-from idv_mock.api.guard import WriteGuard
 from idv_mock.backend import BackendError, NotFound
 from idv_mock.backend.liveform import LANGS, RETURNED, Refused
 from idv_mock.backend.liveform_flow import (
@@ -31,6 +29,8 @@ from idv_mock.backend.liveform_flow import (
     StepInputError,
 )
 from idv_mock.errors import GENERIC, LIVEFORM
+from idv_mock.serving import journaling
+from idv_mock.serving.guard import WriteGuard
 from idv_mock.web.pages import read_form, render, service
 
 ERROR_KEYS = {entry.key for entry in LIVEFORM.entries}

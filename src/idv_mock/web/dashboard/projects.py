@@ -6,8 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from idv_mock.api.admin import mask_key
-from idv_mock.api.exposure import TOKEN_COOKIE
+from idv_mock.serving.control import TOKEN_COOKIE, mask_key
 from idv_mock.web.dashboard.common import (
     NAV,
     UI,

@@ -16,8 +16,8 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.aml.screening import builtin_watchlist
-from idv_mock.api.faults import unknown_errors
-from idv_mock.api.http import parse_json
+from idv_mock.serving.fault_rules import unknown_errors
+from idv_mock.serving.http import parse_json
 from idv_mock.web.dashboard.common import (
     UiError,
     current_project,

@@ -1,6 +1,6 @@
 """Submissions: the list (pages are the API's own), one submission in full, and review.
 
-The list reads through ``get_submission.plain_page``, the very function that answers
+The list reads through ``serving.submission_page.plain_page``, the very function that answers
 ``GET /v3/submission``, so a page here holds the items of the API's page for the same
 query and its "next" link carries the API's ``nextpageKey``. KYC result and "deleted" are
 not API filters: they narrow the items of that page, and the page says how many it hid.
@@ -15,9 +15,9 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.get_submission import plain_page
 from idv_mock.backend import Project
 from idv_mock.backend.store import Selection
+from idv_mock.serving.submission_page import plain_page
 from idv_mock.web.dashboard.common import (
     UI,
     UiError,
