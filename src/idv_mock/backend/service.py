@@ -8,7 +8,6 @@ which is both faster than seeding again and byte-identical to it.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,9 +15,10 @@ from typing import Any, ClassVar
 
 import orjson
 
-from idv_mock import crypto, schemas
+from idv_mock import schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
 from idv_mock.backend.calls import CallOperations, JournalReader
+from idv_mock.backend.core import Core
 from idv_mock.backend.dashboard_ops import DashboardOperations
 from idv_mock.backend.delivery_service import DeliveryOperations
 from idv_mock.backend.exceptions import (
@@ -28,7 +28,6 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
-from idv_mock.backend.liveform_flow import FormState
 from idv_mock.backend.liveform_service import LiveformOperations
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
 from idv_mock.backend.projections import Policy
@@ -89,22 +88,18 @@ class Service(
         """``start``: the seeded start state as ``export_state`` gave it for this same
         config (the pytest plugin keeps one in pytest's cache), restored instead of seeding
         again: no Faker to load, and byte for byte what seeding would make."""
-        self.config = config or ServiceConfig()
-        self._lock = threading.RLock()  # private: every read and change of state is a method
-        self.changes = 0  # bumped by every change of lasting state: saves skip an idle state
+        self.config = cfg = config or ServiceConfig()
+        rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
+        webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
+        factory = SubmissionFactory(cfg.random_seed)
+        self._core = core = Core(factory, webhooks, Clock(cfg.clock_mode))
+        self._lock = core.lock  # private: every read and change of state is a method
+        self.factory, self.forms, self.webhooks = factory, core.forms, webhooks
         self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
         self.journal_reader: JournalReader | None = None  # set by the web layer that records
         self._journal_bytes = 0
-        self.factory = SubmissionFactory(self.config.random_seed)
-        self.forms = FormState()  # the hosted form's sessions, token uses and secrets
-        cfg = self.config
-        rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
-        self.webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
         self.webhooks.pause = self.webhook_pause  # a frozen project's retries wait on its clock
         self.webhooks.now = self.webhook_now  # and its delivery delays
-        self.clock = Clock(self.config.clock_mode)
-        self.projects: dict[str, Project] = {}
-        self._by_key: dict[str, Project] = {}
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -117,6 +112,34 @@ class Service(
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
+
+    # --- what the core holds, read here as before ---
+    @property
+    def clock(self) -> Clock:
+        """The server's clock (each project has its own, ``project.clock``)."""
+        return self._core.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._core.clock = clock
+
+    @property
+    def projects(self) -> dict[str, Project]:
+        """Every project by id (replaced whole by a reset or an import)."""
+        return self._core.projects
+
+    @projects.setter
+    def projects(self, projects: dict[str, Project]) -> None:
+        self._core.projects = projects
+
+    @property
+    def changes(self) -> int:
+        """Bumped by every change of lasting state: the state file's saver skips an idle state."""
+        return self._core.changes
+
+    @changes.setter
+    def changes(self, changes: int) -> None:
+        self._core.changes = changes
 
     # --- start state ---
     def _seed(self) -> None:
@@ -164,7 +187,7 @@ class Service(
             projects = [self._configured(snapshots.clone(p)) for p in starts]
         self.clock = clock
         self.projects = {p.project_id: p for p in projects}
-        self._by_key = {p.api_key: p for p in projects}
+        self._core.by_key = {p.api_key: p for p in projects}
         self.forms.clear()
 
     def _configured(self, project: Project) -> Project:
@@ -179,8 +202,8 @@ class Service(
             with snapshots.no_gc():
                 fresh = self._configured(snapshots.clone(self._project_starts[project_id]))
             self.projects[project_id] = fresh
-            del self._by_key[old.api_key]
-            self._by_key[fresh.api_key] = fresh
+            del self._core.by_key[old.api_key]
+            self._core.by_key[fresh.api_key] = fresh
             self.webhooks.clear(project_id)
             self.forms.clear(project_id)
             return fresh
@@ -203,7 +226,7 @@ class Service(
             project = Project.from_input(spec, "")
             if project.project_id in self.projects:
                 raise Conflict(f"project {project.project_id} already exists")
-            if project.api_key in self._by_key:
+            if project.api_key in self._core.by_key:
                 raise Conflict("api_key is already used by another project")
             project.created_at = iso(self.clock.now())
             # its own time from here on, starting where the server's stands
@@ -211,7 +234,7 @@ class Service(
             project.options["clock_mode"] = mode
             project.clock = self.clock.copy(mode)
             self.projects[project.project_id] = project
-            self._by_key[project.api_key] = project
+            self._core.by_key[project.api_key] = project
             self._project_starts[project.project_id] = snapshots.clone(project)
             return self._configured(project)
 
@@ -263,13 +286,10 @@ class Service(
             return removed
 
     def project(self, project_id: str) -> Project:
-        found = self.projects.get(project_id)
-        if found is None:
-            raise NotFound(f"project {project_id} not found")
-        return found
+        return self._core.project(project_id)
 
     def project_for_key(self, api_key: str) -> Project | None:
-        return self._by_key.get(api_key)
+        return self._core.by_key.get(api_key)
 
     # --- submissions: creation ---
     def create_submission(
@@ -476,30 +496,10 @@ class Service(
             return new
 
     def _live(self, project: Project, sid: str, shared: bool = False) -> Submission:
-        """The submission unless deleted; ``shared``: the store's decoded copy, which the
-        caller must not change (``SubmissionStore.shared``), else a fresh one."""
-        sub = project.store.shared(sid) if shared else project.store.get(sid)
-        if sub is None or views.is_deleted(sub):
-            raise NotFound(f"submission {sid} not found")
-        return sub
+        return self._core.live(project, sid, shared)
 
     def _fire(self, project: Project, batch: list[events.Event]) -> None:
-        """Send webhooks to the project's URL (none without one), encrypted on a secure
-        project, as the project's delivery levers say."""
-        url = project.options.get("webhook_url")
-        if not url:
-            return
-        derivation = project.derivation
-        for event in batch:
-            body = event.payload
-            if project.secure:
-                body = {
-                    "data": crypto.encrypt(body, project.api_key, derivation),
-                    "isEncrypted": True,
-                }
-            self.webhooks.send(
-                project.project_id, str(url), event.name, event.payload, body, project.delivery
-            )
+        self._core.fire(project, batch)
 
     # --- projection policies ---
     def create_projection(
@@ -522,12 +522,7 @@ class Service(
             return project.projections.delete(projection_id)
 
     def fresh_uuid(self, taken: Container[str]) -> str:
-        """A factory id not in ``taken``: an imported state may hold the ids the factory's
-        sequence is about to draw again."""
-        found = self.factory.uuid()
-        while found in taken:
-            found = self.factory.uuid()
-        return found
+        return self._core.fresh_uuid(taken)
 
     # --- whole state ---
     def export_state(self) -> dict[str, Any]:
