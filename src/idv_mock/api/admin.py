@@ -153,20 +153,20 @@ async def issue_liveform_secret(request: Request) -> Response:
 async def list_webhooks(request: Request) -> Response:
     """The project's deliveries; ``?state=held`` (or another state): only those."""
     state = request.query_params.get("state") or None
-    found = service_of(request).deliveries_in(_pid(request), state)
+    found = service_of(request).delivery.in_state(_pid(request), state)
     return json_response({"deliveries": found})
 
 
 def _release(request: Request, body: dict[str, Any]) -> Any:
-    return {"released": service_of(request).release_webhooks(_pid(request), body)}
+    return {"released": service_of(request).delivery.release(_pid(request), body)}
 
 
 def _resend(request: Request, body: dict[str, Any]) -> Any:
-    return service_of(request).resend(_pid(request), request.path_params["delivery_id"])
+    return service_of(request).delivery.resend(_pid(request), request.path_params["delivery_id"])
 
 
 def _set_levers(request: Request, body: dict[str, Any]) -> Any:
-    return service_of(request).set_delivery_levers(_pid(request), body)
+    return service_of(request).delivery.set_levers(_pid(request), body)
 
 
 async def get_submission(request: Request) -> Response:
@@ -281,7 +281,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/projects/{project_id}/webhooks/release": {"POST": _call(_release)},
     "/__admin/projects/{project_id}/webhooks/{delivery_id}/resend": {"POST": _call(_resend, 201)},
     "/__admin/projects/{project_id}/webhook-delivery": {
-        "GET": _call(lambda r, b: service_of(r).delivery_levers(_pid(r))),
+        "GET": _call(lambda r, b: service_of(r).delivery.levers(_pid(r))),
         "PUT": _call(_set_levers),
     },
     "/__admin/projects/{project_id}/watchlist": {

@@ -118,11 +118,3 @@ class DashboardOperations:
             del monitoring.worklists[wid]
             project.schedule.remove("monitoring_cycle", worklist_id=wid)
             return described
-
-    def resend_delivery(self, project_id: str, delivery_id: str) -> dict[str, Any]:
-        """Send a recorded webhook again, as a new delivery with its own attempts."""
-        self.project(project_id)  # an unknown project is refused first
-        again = self.webhooks.resend(project_id, delivery_id)
-        if again is None:
-            raise NotFound(f"delivery {delivery_id} not found")
-        return again.describe()

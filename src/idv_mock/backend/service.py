@@ -20,7 +20,7 @@ from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots,
 from idv_mock.backend.calls import CallOperations, JournalReader
 from idv_mock.backend.core import Core
 from idv_mock.backend.dashboard_ops import DashboardOperations
-from idv_mock.backend.delivery_service import DeliveryOperations
+from idv_mock.backend.delivery_service import WebhookDelivery
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -73,7 +73,6 @@ class Service(
     TokenOperations,
     RecordOperations,
     TimeOperations,
-    DeliveryOperations,
 ):
     # what each kind of due item does when the project's clock reaches it (README "Time")
     _RULES: ClassVar[dict[str, Rule]] = {
@@ -100,6 +99,8 @@ class Service(
         self._journal_bytes = 0
         self.webhooks.pause = self.webhook_pause  # a frozen project's retries wait on its clock
         self.webhooks.now = self.webhook_now  # and its delivery delays
+        # its parts, each owning one area and given the core explicitly
+        self.delivery = WebhookDelivery(core)
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -523,6 +524,22 @@ class Service(
 
     def fresh_uuid(self, taken: Container[str]) -> str:
         return self._core.fresh_uuid(taken)
+
+    # --- documented entry points (docs/control-api.md, docs/delivery.md) to the parts ---
+    def delivery_levers(self, project_id: str) -> dict[str, Any]:
+        return self.delivery.levers(project_id)
+
+    def set_delivery_levers(self, project_id: str, doc: Any) -> dict[str, Any]:
+        return self.delivery.set_levers(project_id, doc)
+
+    def release_webhooks(self, project_id: str, doc: Any) -> list[str]:
+        return self.delivery.release(project_id, doc)
+
+    def deliveries_in(self, project_id: str, state: str | None) -> list[dict[str, Any]]:
+        return self.delivery.in_state(project_id, state)
+
+    def resend(self, project_id: str, delivery_id: str) -> dict[str, Any]:
+        return self.delivery.resend(project_id, delivery_id)
 
     # --- whole state ---
     def export_state(self) -> dict[str, Any]:

@@ -71,7 +71,7 @@ class ServiceControl:
         self.service.register_tokens(self.service.project(pid), ids)
 
     def delivery(self, pid: str, levers: dict[str, Any]) -> None:
-        self.service.set_delivery_levers(pid, levers)
+        self.service.delivery.set_levers(pid, levers)
 
 
 @dataclass(slots=True)

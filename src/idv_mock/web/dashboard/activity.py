@@ -28,7 +28,7 @@ async def webhooks(request: Request) -> Response:
     state = request.query_params.get("state", "")
     if state and state not in STATES:
         raise UiError(400, f"state is one of {', '.join(STATES)}")
-    found = service(request).deliveries_in(pid, state or None)[-SHOWN:][::-1]
+    found = service(request).delivery.in_state(pid, state or None)[-SHOWN:][::-1]
     for delivery in found:
         delivery["payload_json"] = pretty(delivery["payload"])
     context = {
@@ -36,7 +36,7 @@ async def webhooks(request: Request) -> Response:
         "deliveries": found,
         "states": STATES,
         "state": state,
-        "levers": service(request).delivery_levers(pid),
+        "levers": service(request).delivery.levers(pid),
     }
     return render(request, "webhooks.html", context)
 
@@ -44,7 +44,7 @@ async def webhooks(request: Request) -> Response:
 async def resend(request: Request) -> Response:
     pid = current_project(request).project_id
     await form(request)
-    again = service(request).resend_delivery(pid, request.path_params["delivery_id"])
+    again = service(request).delivery.resend(pid, request.path_params["delivery_id"])
     return redirect("/webhooks", f"{again['event']} queued again as {again['id']}")
 
 
