@@ -280,13 +280,13 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
     data = http.get(URL, params={"tokenId": "life-token-2"}).json()["data"]
     assert (data["status"], data["expired"]) == ("expired", True)
     delete(http, {"tokenId": ["life-token-2"]})
-    lives = {t["tokenId"]: t["status"] for t in service.token_lives("default")}
+    lives = {t["tokenId"]: t["status"] for t in service.tokens.lives("default")}
     assert lives == {"life-token-1": "expired", "life-token-2": "deleted"}
 
 
 def test_the_pool_survives_export_and_reset_restores_it(service: Service) -> None:
     project = service.project("default")
-    service.register_tokens(project, ["keep-token-1"])
+    service.tokens.register(project, ["keep-token-1"])
     state = service.export_state()
     service.reset()
     assert pool(service) == []
@@ -324,10 +324,10 @@ def test_the_form_honours_the_pool_only_in_private_mode_with_preregistration(
     service.update_project("default", {"options": {"liveform_private_mode": True}})
     assert open_link(service, "free-token-3") == "LF-40301"
     project = service.project("default")
-    service.register_tokens(project, ["pool-token-1"])
+    service.tokens.register(project, ["pool-token-1"])
     assert open_link(service, "pool-token-1") == ""
     assert open_link(service, "pool-token-1") == ""  # reopened before a submission: allowed
-    service.delete_tokens(project, ["pool-token-1"])
+    service.tokens.delete(project, ["pool-token-1"])
     assert open_link(service, "pool-token-1") == "LF-40301"  # deleted
     service.update_project("default", {"options": {"token_preregistration": False}})
     assert open_link(service, "pool-token-1") == ""  # off again: the plain private-mode rules

@@ -37,7 +37,7 @@ from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.backend.time_service import Rule, TimeOperations
-from idv_mock.backend.token_service import TokenOperations
+from idv_mock.backend.token_service import TokenPools
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
@@ -70,7 +70,6 @@ class Service(
     ScreeningOperations,
     LiveformOperations,
     DashboardOperations,
-    TokenOperations,
     RecordOperations,
     TimeOperations,
 ):
@@ -101,6 +100,7 @@ class Service(
         self.webhooks.now = self.webhook_now  # and its delivery delays
         # its parts, each owning one area and given the core explicitly
         self.delivery = WebhookDelivery(core)
+        self.tokens = TokenPools(core)
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start

@@ -68,7 +68,7 @@ class ServiceControl:
         return str(self.service.create_worklist(pid, spec)["id"])
 
     def tokens(self, pid: str, ids: list[str]) -> None:
-        self.service.register_tokens(self.service.project(pid), ids)
+        self.service.tokens.register(self.service.project(pid), ids)
 
     def delivery(self, pid: str, levers: dict[str, Any]) -> None:
         self.service.delivery.set_levers(pid, levers)
