@@ -107,12 +107,14 @@ def test_review_is_an_administrators_patch(ui: httpx.Client, service: Service) -
     assert stored["kyc"]["result"] == "rejected"
     assert stored["memo"]["text"] == "rejected: document expired"
     assert stored["updateHistory"]["updateAdmin"] == ADMIN
-    updated = [d for d in service.deliveries("default") if d["event"] == "submission.updated"]
+    updated = [
+        d for d in service.delivery.recorded("default") if d["event"] == "submission.updated"
+    ]
     assert updated and updated[-1]["payload"]["submission_id"] == sid
     # and the result webhook, after the update (issue 17: "the updated (and result) webhooks")
-    events = [d["event"] for d in service.deliveries("default")]
+    events = [d["event"] for d in service.delivery.recorded("default")]
     assert events[-2:] == ["submission.updated", "submission.rejected"]
-    result = service.deliveries("default")[-1]["payload"]
+    result = service.delivery.recorded("default")[-1]["payload"]
     assert result["kyc_result"]["status"] == "rejected"
     assert "full_name" not in result  # rejected carries no personal data (webhooks.md 5)
     stranger = ui.post(f"{UI}/submissions/{sid}/review", data={**form, "admin": "x@y.z"})
@@ -135,7 +137,7 @@ def test_monitor_form_registers_a_record_and_sends_aml_monitor(
     (record,) = service.monitoring_records_of("default", sid)
     assert "record " + record["id"] in ui.get(r.headers["location"]).text
     (delivery,) = [
-        d for d in service.deliveries("default") if d["event"] == "submission.aml_monitor"
+        d for d in service.delivery.recorded("default") if d["event"] == "submission.aml_monitor"
     ]
     assert delivery["payload"]["records"] == [
         {"recordId": record["id"], "worklistId": wid, "created_at": record["updateTime"]}
@@ -249,10 +251,10 @@ def test_journal_shows_calls_filters_and_hints(ui: httpx.Client, service: Servic
 def test_a_delivery_is_sent_again(ui: httpx.Client, service: Service) -> None:
     service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
     service.create_submission("default", {}, fire_webhooks=True)
-    first = service.deliveries("default")[0]
+    first = service.delivery.recorded("default")[0]
     response = ui.post(f"{UI}/webhooks/{first['id']}/resend")
     assert response.status_code == 303
-    again = service.deliveries("default")[-1]
+    again = service.delivery.recorded("default")[-1]
     assert again["id"] != first["id"] and again["payload"] == first["payload"]
     assert first["id"] in ui.get(f"{UI}/webhooks").text
     assert ui.post(f"{UI}/webhooks/wh-999/resend").status_code == 404

@@ -93,7 +93,7 @@ def call(
 
 
 def journal(service: Service, project_id: str = "default") -> list[dict[str, Any]]:
-    return service.journal(project_id)
+    return service.calls.journal(project_id)
 
 
 def comparable(entry: dict[str, Any]) -> dict[str, Any]:

@@ -256,11 +256,11 @@ def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
 def _journal(request: Request, body: dict[str, Any]) -> Any:
     method = request.query_params.get("method") or None  # an empty value filters nothing
     path = request.query_params.get("path") or None
-    return {"requests": service_of(request).journal(_pid(request), method, path)}
+    return {"requests": service_of(request).calls.journal(_pid(request), method, path)}
 
 
 def _clear_journal(request: Request, body: dict[str, Any]) -> Any:
-    return {"removed": service_of(request).clear_journal(_pid(request))}
+    return {"removed": service_of(request).calls.clear_journal(_pid(request))}
 
 
 ROUTES: dict[str, dict[str, Handler]] = {

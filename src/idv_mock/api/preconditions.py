@@ -46,7 +46,7 @@ async def _body_size(request: Request, family: Family) -> Response | None:
 
 async def _rate_limit(request: Request, family: Family) -> Response | None:
     project = project_of(request)
-    wait = None if project is None else service_of(request).admit_call(project)
+    wait = None if project is None else service_of(request).calls.admit(project)
     if wait is None:
         return None
     error = RATE_LIMIT.error("too_many_requests")
@@ -65,7 +65,7 @@ async def _fault_rules(request: Request, family: Family) -> Response | None:
     def usable(rule: FaultRule) -> bool:
         return "error" not in rule.spec or family.find(rule.spec["error"]) is not None
 
-    fired = service_of(request).fire_fault(project, call, usable)
+    fired = service_of(request).calls.fire_fault(project, call, usable)
     if fired is None:
         return None
     if fired.delay_ms:

@@ -58,6 +58,12 @@ class WebhookDelivery:
         except NotHeld as exc:
             raise InvalidInput("not held: " + ", ".join(exc.ids), exc.ids) from None
 
+    def recorded(self, project_id: str, newest: int | None = None) -> list[dict[str, Any]]:
+        """The project's webhook deliveries, each with its attempts (the newest ``newest``)."""
+        with self.core.lock:
+            self.core.project(project_id)  # an unknown project is refused, not an empty list
+        return self.core.webhooks.deliveries(project_id, newest)
+
     def in_state(self, project_id: str, state: str | None) -> list[dict[str, Any]]:
         """The project's deliveries, only those in ``state`` when given."""
         if state is not None and state not in STATES:

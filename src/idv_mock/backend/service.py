@@ -17,7 +17,7 @@ import orjson
 
 from idv_mock import schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
-from idv_mock.backend.calls import CallOperations, JournalReader
+from idv_mock.backend.calls import Calls, JournalReader
 from idv_mock.backend.core import Core
 from idv_mock.backend.dashboard_ops import DashboardOperations
 from idv_mock.backend.delivery_service import WebhookDelivery
@@ -66,7 +66,6 @@ class ServiceConfig:
 
 
 class Service(
-    CallOperations,
     ScreeningOperations,
     LiveformOperations,
     DashboardOperations,
@@ -94,13 +93,12 @@ class Service(
         self._lock = core.lock  # private: every read and change of state is a method
         self.factory, self.forms, self.webhooks = factory, core.forms, webhooks
         self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
-        self.journal_reader: JournalReader | None = None  # set by the web layer that records
-        self._journal_bytes = 0
         self.webhooks.pause = self.webhook_pause  # a frozen project's retries wait on its clock
         self.webhooks.now = self.webhook_now  # and its delivery delays
         # its parts, each owning one area and given the core explicitly
         self.delivery = WebhookDelivery(core)
         self.tokens = TokenPools(core)
+        self.calls = Calls(core)
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -141,6 +139,15 @@ class Service(
     @changes.setter
     def changes(self, changes: int) -> None:
         self._core.changes = changes
+
+    @property
+    def journal_reader(self) -> JournalReader | None:
+        """How a journal entry is made readable: set by the web layer that records them."""
+        return self.calls.reader
+
+    @journal_reader.setter
+    def journal_reader(self, reader: JournalReader | None) -> None:
+        self.calls.reader = reader
 
     # --- start state ---
     def _seed(self) -> None:
@@ -291,6 +298,18 @@ class Service(
 
     def project_for_key(self, api_key: str) -> Project | None:
         return self._core.by_key.get(api_key)
+
+    def describe_projects(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [p.describe() for p in self.projects.values()]
+
+    def project_ids(self) -> list[str]:
+        with self._lock:
+            return list(self.projects)
+
+    def submission_counts(self) -> dict[str, int]:
+        with self._lock:
+            return {pid: len(p.store) for pid, p in self.projects.items()}
 
     # --- submissions: creation ---
     def create_submission(
@@ -512,6 +531,11 @@ class Service(
             pid = self.fresh_uuid(project.projections.policies)
             policy = Policy(pid, name, mode, fields, iso(project.clock.now()))
             return project.projections.add(policy)
+
+    def projections(self, project: Project) -> list[dict[str, Any]]:
+        """The project's projection policies, as GET /projection lists them."""
+        with self._lock:
+            return [p.describe() for p in project.projections.policies.values()]
 
     def projection(self, project: Project, projection_id: str) -> Policy:
         with self._lock:

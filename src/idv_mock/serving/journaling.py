@@ -99,7 +99,7 @@ def record_call(
     if headers is not last_headers or query_string is not last_query or now is not last_time:
         shared.last = (headers, query_string, millisecond, now)
     micros = round((time.perf_counter() - started) * 1_000_000)  # mostly a cached small int
-    service.record_call(
+    service.calls.record(
         project,
         (
             now,

@@ -55,7 +55,7 @@ async def journal(request: Request) -> Response:
     if method.upper() not in METHODS or not _status_ok(status):
         raise UiError(400, "method is an HTTP method; status is a code (404) or a class (4xx)")
     glob = path if not path or any(c in path for c in "*?[") else f"{path}*"
-    entries = service(request).journal(pid, method or None, glob or None)
+    entries = service(request).calls.journal(pid, method or None, glob or None)
     shown = [_entry(e) for e in reversed(entries) if _status_matches(e.get("status"), status)]
     context = {
         **shell(request, "/journal"),
