@@ -306,10 +306,10 @@ ROUTES: dict[str, dict[str, Handler]] = {
     },
     "/__admin/projects/{project_id}/submissions/{submission_id}": {"GET": get_submission},
     "/__admin/projects/{project_id}/clock": {
-        "GET": _call(lambda r, b: service_of(r).clock_of(_pid(r))),
+        "GET": _call(lambda r, b: service_of(r).clocks.describe(_pid(r))),
     },
     "/__admin/projects/{project_id}/clock/advance": {
-        "POST": _call(lambda r, b: service_of(r).advance_clock(_pid(r), b)),
+        "POST": _call(lambda r, b: service_of(r).clocks.advance(_pid(r), b)),
     },
     "/__admin/projects/{project_id}/faults": {
         "GET": list_faults,

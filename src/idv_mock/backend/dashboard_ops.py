@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from idv_mock.backend import events
 from idv_mock.backend.exceptions import NotFound
 from idv_mock.backend.projects import Project
+from idv_mock.backend.time_service import Clocks
 
 if TYPE_CHECKING:
     from idv_mock.webhooks import WebhookDispatcher
@@ -37,7 +38,7 @@ class DashboardOperations:
 
         def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
 
-        def _catch_up(self, project: Project) -> list[dict[str, Any]]: ...
+        clocks: Clocks
 
     # --- review ---
     def review(
@@ -70,7 +71,7 @@ class DashboardOperations:
         script polls it and fetches the page again only then."""
         with self._lock:
             project = self.project(project_id)
-            self._catch_up(project)  # an open page is a touch: what fell due happens now
+            self.clocks.catch_up(project)  # an open page is a touch: what fell due happens now
             stamp = f"{self.changes}.{len(project.store)}.{project.journal.counter}"
         count, attempts, settled = self.webhooks.tally(project_id)
         return f"{stamp}.{count}.{attempts}.{settled}"

@@ -24,6 +24,7 @@ from idv_mock.backend.liveform import Link, Refused, TokenUse
 from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
+from idv_mock.backend.time_service import Clocks
 from idv_mock.clock import Clock, iso, parse_instant, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 
@@ -49,7 +50,7 @@ class LiveformOperations:
 
         def fresh_uuid(self, taken: Container[str]) -> str: ...
 
-        def _catch_up(self, project: Project) -> list[dict[str, Any]]: ...
+        clocks: Clocks
 
         def _create_checked(
             self,
@@ -77,7 +78,7 @@ class LiveformOperations:
         ``ip``: the applicant's address (the ``ipAddress`` of the form's webhooks)."""
         with self._lock:
             project = self._form_project(project_id)
-            self._catch_up(project)
+            self.clocks.catch_up(project)
             link = self._read_link(project, pairs)
             self._check_token(project, link)
             self._form_policy(project, link)
@@ -123,7 +124,7 @@ class LiveformOperations:
             session = self._session(session_id)
             if session.step == step and step in self._STEP_HANDLERS:
                 project = self._form_project(session.project_id)
-                self._catch_up(project)
+                self.clocks.catch_up(project)
                 if session.step != step:  # the form timed out meanwhile
                     return copy.deepcopy(session)
                 self._STEP_HANDLERS[step](self, project, session, form)
@@ -142,7 +143,7 @@ class LiveformOperations:
             project = self.project(project_id)
             if outcome not in liveform_flow.OUTCOMES:
                 raise InvalidInput("outcome must be approved, rejected or pending")
-            self._catch_up(project)
+            self.clocks.catch_up(project)
             link = self._read_link(project, [("encrypted", token)])
             self._check_token(project, link)
             return self._hosted_create(project, link, outcome, overrides or {})

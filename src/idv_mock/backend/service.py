@@ -8,10 +8,11 @@ which is both faster than seeding again and byte-identical to it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 
@@ -36,7 +37,7 @@ from idv_mock.backend.record_service import RecordOperations
 from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.screening_service import ScreeningOperations
 from idv_mock.backend.store import Selection, SortKey
-from idv_mock.backend.time_service import Rule, TimeOperations
+from idv_mock.backend.time_service import Clocks, ProjectClock
 from idv_mock.backend.token_service import TokenPools
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
@@ -70,15 +71,7 @@ class Service(
     LiveformOperations,
     DashboardOperations,
     RecordOperations,
-    TimeOperations,
 ):
-    # what each kind of due item does when the project's clock reaches it (README "Time")
-    _RULES: ClassVar[dict[str, Rule]] = {
-        "token_expiry": LiveformOperations._expire_token,
-        "incomplete_timeout": LiveformOperations._time_out_form,
-        "monitoring_cycle": ScreeningOperations._monitoring_cycle,
-    }
-
     def __init__(
         self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
     ) -> None:
@@ -93,9 +86,14 @@ class Service(
         self._lock = core.lock  # private: every read and change of state is a method
         self.factory, self.forms, self.webhooks = factory, core.forms, webhooks
         self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
-        self.webhooks.pause = self.webhook_pause  # a frozen project's retries wait on its clock
-        self.webhooks.now = self.webhook_now  # and its delivery delays
         # its parts, each owning one area and given the core explicitly
+        self.clocks = Clocks(core)
+        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
+        webhooks.now = self.clocks.webhook_now  # and its delivery delays
+        # what each kind of due item does when the project's clock reaches it (README "Time")
+        self.clocks.on("token_expiry", self._expire_token)
+        self.clocks.on("incomplete_timeout", self._time_out_form)
+        self.clocks.on("monitoring_cycle", self._monitoring_cycle)
         self.delivery = WebhookDelivery(core)
         self.tokens = TokenPools(core)
         self.calls = Calls(core)
@@ -223,8 +221,7 @@ class Service(
     def close(self) -> None:
         """Stop webhook delivery threads (deliveries in flight are abandoned) and the clock
         watcher, if any."""
-        if self._clock_watch is not None:
-            self._clock_watch.set()
+        self.clocks.stop_watching()
         self.webhooks.close()
 
     # --- projects ---
@@ -564,6 +561,19 @@ class Service(
 
     def resend(self, project_id: str, delivery_id: str) -> dict[str, Any]:
         return self.delivery.resend(project_id, delivery_id)
+
+    def project_clock(self, project_id: str) -> ProjectClock:
+        """A handle on the project's clock (``.now``, ``.due``, ``.advance(hours=3)``)."""
+        return self.clocks.handle(project_id)
+
+    def clock_of(self, project_id: str) -> dict[str, Any]:
+        return self.clocks.describe(project_id)
+
+    def advance_clock(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return self.clocks.advance(project_id, spec)
+
+    def watch_clocks(self, interval: float = 1.0) -> threading.Event:
+        return self.clocks.watch(interval)
 
     # --- whole state ---
     def export_state(self) -> dict[str, Any]:

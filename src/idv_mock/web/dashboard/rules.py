@@ -206,7 +206,7 @@ UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 async def clock(request: Request) -> Response:
     """The project's clock: now, mode, what falls due, and a form to advance it."""
     pid = current_project(request).project_id
-    found = service(request).clock_of(pid)
+    found = service(request).clocks.describe(pid)
     return render(request, "clock.html", {**shell(request, "/clock"), "clock": found})
 
 
@@ -226,6 +226,6 @@ async def advance_clock(request: Request) -> Response:
         if unit is None or not amount >= 0:  # NaN too
             raise UiError(400, "give an amount of 0 or more, and a unit, or an instant")
         spec = {"seconds": amount * unit}
-    done = service(request).advance_clock(pid, spec)
+    done = service(request).clocks.advance(pid, spec)
     fired = len(done["fired"])
     return redirect("/clock", f"now {done['now']}; {fired} due item(s) ran")
