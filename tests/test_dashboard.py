@@ -160,7 +160,7 @@ def test_detail_shows_aml_matches_with_reports_and_monitoring(
     assert added.status_code == 303
     sub = service.watchlist_submission("default", "dash-1")
     sid = sub["submission_id"]
-    service.screen(service.project("default"), sid, 80)
+    service.screening.screen(service.project("default"), sid, 80)
     page = ui.get(f"{UI}/submissions/{sid}").text
     reports = re.findall(r'href="(/__admin/ui/reports/[^"]+)" data-testid="report-link"', page)
     assert reports
@@ -168,7 +168,7 @@ def test_detail_shows_aml_matches_with_reports_and_monitoring(
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
     service.edit(service.project("default"), sid, ADMIN, {"kycStatus": "approved"})
     ui.post(f"{UI}/worklists", data={"name": "watch", "id": "wl-1", "active": "on"})
-    service.monitor(service.project("default"), "wl-1", [sid], ADMIN)
+    service.screening.monitor(service.project("default"), "wl-1", [sid], ADMIN)
     assert "<strong>watch</strong>" in ui.get(f"{UI}/submissions/{sid}").text
     assert ui.get(f"{UI}/reports/nope").status_code == 404
 

@@ -232,7 +232,9 @@ def _watchlist_submission(request: Request, body: dict[str, Any]) -> Any:
     overrides = body.get("overrides", {})
     if not isinstance(overrides, dict):
         raise _bad("overrides must be an object")
-    return service_of(request).watchlist_submission(_pid(request), body["entry_id"], overrides)
+    return service_of(request).screening.watchlist_submission(
+        _pid(request), body["entry_id"], overrides
+    )
 
 
 def _register_record(request: Request, body: dict[str, Any]) -> Any:
@@ -240,7 +242,7 @@ def _register_record(request: Request, body: dict[str, Any]) -> Any:
     if problems:
         raise _bad("the body is {submission_id, admin (optional)}", problems)
     wid = request.path_params["worklist_id"]
-    return service_of(request).register_record(
+    return service_of(request).screening.register_record(
         _pid(request), wid, body["submission_id"], body.get("admin")
     )
 
@@ -248,7 +250,7 @@ def _register_record(request: Request, body: dict[str, Any]) -> Any:
 def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
     def operation(request: Request, body: dict[str, Any]) -> Any:
         wid = request.path_params["worklist_id"]
-        return service_of(request).set_worklist_active(_pid(request), wid, active)
+        return service_of(request).screening.set_worklist_active(_pid(request), wid, active)
 
     return operation
 
@@ -285,15 +287,15 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "PUT": _call(_set_levers),
     },
     "/__admin/projects/{project_id}/watchlist": {
-        "GET": _call(lambda r, b: {"entries": service_of(r).watchlist(_pid(r))}),
-        "POST": _call(lambda r, b: service_of(r).add_watchlist_entry(_pid(r), b), 201),
+        "GET": _call(lambda r, b: {"entries": service_of(r).screening.watchlist(_pid(r))}),
+        "POST": _call(lambda r, b: service_of(r).screening.add_watchlist_entry(_pid(r), b), 201),
     },
     "/__admin/projects/{project_id}/watchlist-submissions": {
         "POST": _call(_watchlist_submission, 201),
     },
     "/__admin/projects/{project_id}/worklists": {
-        "GET": _call(lambda r, b: {"worklists": service_of(r).worklists(_pid(r))}),
-        "POST": _call(lambda r, b: service_of(r).create_worklist(_pid(r), b), 201),
+        "GET": _call(lambda r, b: {"worklists": service_of(r).screening.worklists(_pid(r))}),
+        "POST": _call(lambda r, b: service_of(r).screening.create_worklist(_pid(r), b), 201),
     },
     "/__admin/projects/{project_id}/worklists/{worklist_id}/records": {
         "POST": _call(_register_record, 201),

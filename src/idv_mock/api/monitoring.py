@@ -49,14 +49,14 @@ async def register(request: Request) -> Response:
     project = _project(request, registering=True)
     wid = request.path_params["worklistId"]
     try:
-        service.check_worklist(project, wid, accepting=True)
+        service.screening.check_worklist(project, wid, accepting=True)
     except UnknownWorklist:
         raise ERR.error("unknown_worklist") from None
     except Inactive:
         raise ERR.error("invalid_worklist") from None
     sids, admin = _register_body(await _json(request))
     try:
-        batch = service.monitor(project, wid, sids, admin)
+        batch = service.screening.monitor(project, wid, sids, admin)
     except AdminNotRegistered:
         raise ERR.error("invalid_admin") from None
     if not batch["success"]:
@@ -90,7 +90,7 @@ async def read_record(request: Request) -> Response:
     project = _project(request)
     wid, rid = request.path_params["worklistId"], request.path_params["recordId"]
     try:
-        record = service.monitoring_record(project, wid, rid)
+        record = service.screening.monitoring_record(project, wid, rid)
     except UnknownWorklist:
         raise ERR.error("invalide_worklist") from None
     except NotFound:
@@ -105,7 +105,7 @@ async def delete_records(request: Request) -> Response:
     project = _project(request)
     wid = request.path_params["worklistId"]
     try:
-        service.check_worklist(project, wid, accepting=False)
+        service.screening.check_worklist(project, wid, accepting=False)
     except UnknownWorklist:
         raise ERR.error("invalide_worklist") from None
     body = await _json(request)
@@ -115,7 +115,7 @@ async def delete_records(request: Request) -> Response:
     if not isinstance(admin, str) or not admin:
         raise ERR.error("invalid_payload")
     try:
-        missing = service.delete_records(project, wid, list(body["recordIds"]), admin)
+        missing = service.screening.delete_records(project, wid, list(body["recordIds"]), admin)
     except AdminNotRegistered:
         raise ERR.error("invalid_admin") from None
     if missing:

@@ -35,7 +35,7 @@ from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.record_service import RecordOperations
 from idv_mock.backend.save_health import SaveHealth
-from idv_mock.backend.screening_service import ScreeningOperations
+from idv_mock.backend.screening_service import Screening
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.backend.time_service import Clocks, ProjectClock
 from idv_mock.backend.token_service import TokenPools
@@ -67,7 +67,6 @@ class ServiceConfig:
 
 
 class Service(
-    ScreeningOperations,
     LiveformOperations,
     DashboardOperations,
     RecordOperations,
@@ -93,7 +92,8 @@ class Service(
         # what each kind of due item does when the project's clock reaches it (README "Time")
         self.clocks.on("token_expiry", self._expire_token)
         self.clocks.on("incomplete_timeout", self._time_out_form)
-        self.clocks.on("monitoring_cycle", self._monitoring_cycle)
+        self.screening = Screening(core, self.create_submission)
+        self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
         self.delivery = WebhookDelivery(core)
         self.tokens = TokenPools(core)
         self.calls = Calls(core)
@@ -561,6 +561,31 @@ class Service(
 
     def resend(self, project_id: str, delivery_id: str) -> dict[str, Any]:
         return self.delivery.resend(project_id, delivery_id)
+
+    def watchlist(self, project_id: str) -> list[dict[str, Any]]:
+        return self.screening.watchlist(project_id)
+
+    def add_watchlist_entry(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return self.screening.add_watchlist_entry(project_id, spec)
+
+    def watchlist_submission(
+        self, project_id: str, entry_id: str, overrides: dict[str, Any] | None = None
+    ) -> Submission:
+        return self.screening.watchlist_submission(project_id, entry_id, overrides)
+
+    def worklists(self, project_id: str) -> list[dict[str, Any]]:
+        return self.screening.worklists(project_id)
+
+    def create_worklist(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return self.screening.create_worklist(project_id, spec)
+
+    def set_worklist_active(self, project_id: str, wid: str, active: bool) -> dict[str, Any]:
+        return self.screening.set_worklist_active(project_id, wid, active)
+
+    def register_record(
+        self, project_id: str, wid: str, sid: str, admin: str | None = None
+    ) -> dict[str, Any]:
+        return self.screening.register_record(project_id, wid, sid, admin)
 
     def project_clock(self, project_id: str) -> ProjectClock:
         """A handle on the project's clock (``.now``, ``.due``, ``.advance(hours=3)``)."""

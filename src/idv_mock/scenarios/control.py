@@ -58,14 +58,14 @@ class ServiceControl:
         return self.service.create_projection(project, name, mode, fields).projection_id
 
     def watch(self, pid: str, entry: dict[str, Any]) -> None:
-        self.service.add_watchlist_entry(pid, entry)
+        self.service.screening.add_watchlist_entry(pid, entry)
 
     def watchlist_submission(self, pid: str, entry_id: str, overrides: dict[str, Any]) -> str:
-        sub = self.service.watchlist_submission(pid, entry_id, overrides)
+        sub = self.service.screening.watchlist_submission(pid, entry_id, overrides)
         return str(sub["submission_id"])
 
     def worklist(self, pid: str, spec: dict[str, Any]) -> str:
-        return str(self.service.create_worklist(pid, spec)["id"])
+        return str(self.service.screening.create_worklist(pid, spec)["id"])
 
     def tokens(self, pid: str, ids: list[str]) -> None:
         self.service.tokens.register(self.service.project(pid), ids)

@@ -156,7 +156,7 @@ async def add_watchlist_entry(request: Request) -> Response:
     aliases = [a.strip() for a in fields.get("aliases", "").split(",") if a.strip()]
     if aliases:
         spec["aliases"] = aliases
-    entry = service(request).add_watchlist_entry(pid, spec)
+    entry = service(request).screening.add_watchlist_entry(pid, spec)
     return redirect("/watchlist", f"entry {entry['entry_id']} added")
 
 
@@ -172,7 +172,7 @@ async def delete_watchlist_entry(request: Request) -> Response:
 
 async def worklists(request: Request) -> Response:
     pid = current_project(request).project_id
-    found = service(request).worklists(pid)
+    found = service(request).screening.worklists(pid)
     return render(request, "worklists.html", {**shell(request, "/worklists"), "lists": found})
 
 
@@ -182,7 +182,7 @@ async def create_worklist(request: Request) -> Response:
     spec: dict[str, Any] = {"name": fields.get("name", "").strip(), "active": "active" in fields}
     if fields.get("id", "").strip():
         spec["id"] = fields["id"].strip()
-    created = service(request).create_worklist(pid, spec)
+    created = service(request).screening.create_worklist(pid, spec)
     return redirect("/worklists", f"worklist {created['id']} created")
 
 
@@ -194,7 +194,7 @@ async def change_worklist(request: Request) -> Response:
     if action == "delete":
         service(request).delete_worklist(pid, wid)
     elif action in ("activate", "deactivate"):
-        service(request).set_worklist_active(pid, wid, action == "activate")
+        service(request).screening.set_worklist_active(pid, wid, action == "activate")
     else:
         raise UiError(404, "the action is delete, activate or deactivate")
     return redirect("/worklists", f"worklist {wid}: {action}d")

@@ -111,7 +111,7 @@ async def submission(request: Request) -> Response:
         "differences": _differences(stored, returned),
         "hidden_fields": backend.hidden_fields_of(project.project_id, sid),
         "records": backend.monitoring_records_of(project.project_id, sid),
-        "worklists": [w for w in backend.worklists(project.project_id) if w["active"]],
+        "worklists": [w for w in backend.screening.worklists(project.project_id) if w["active"]],
         "admins": list(project.admins),
         "deleted": stored.get("status") == DELETED_STATUS,
         "sections": _sections(stored),
@@ -179,14 +179,14 @@ async def monitor(request: Request) -> Response:
     fields = await form(request)
     wid = fields.get("worklist_id", "")
     admin = fields.get("admin") or None
-    record = service(request).register_record(project.project_id, wid, sid, admin)
+    record = service(request).screening.register_record(project.project_id, wid, sid, admin)
     return redirect(f"/submissions/{sid}", f"record {record['id']} of worklist {wid}")
 
 
 async def report(request: Request) -> Response:
     """An AML report's PDF (``GET /v3/report/aml`` without the API key to type)."""
     project = current_project(request)
-    pdf = service(request).report_pdf(project, request.path_params["resource_id"])
+    pdf = service(request).screening.report_pdf(project, request.path_params["resource_id"])
     return Response(pdf, media_type="application/pdf", headers={"Cache-Control": "no-store"})
 
 
