@@ -27,7 +27,7 @@ def test_the_tokens_page_shows_each_life() -> None:
     service.tokens.register(project, ["fresh-token", "used-token1", "spent-token", "gone-token"])
     for token in ("used-token1", "spent-token"):
         encrypted = crypto.encrypt({"token": token}, project.api_key)
-        service.liveform_open("default", [("encrypted", encrypted)])
+        service.liveform.open("default", [("encrypted", encrypted)])
     spent = crypto.encrypt({"token": "spent-token"}, project.api_key)
     service.hosted_submission("default", spent, "approved")
     service.tokens.delete(project, ["gone-token"])

@@ -264,7 +264,7 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
     )
     post(http, ["life-token-1", "life-token-2"])
     link = {"encrypted": crypto.encrypt({"token": "life-token-1"}, API_KEY)}
-    service.liveform_open("default", list(link.items()))
+    service.liveform.open("default", list(link.items()))
     data = http.get(URL, params={"tokenId": "life-token-1"}).json()["data"]
     assert (data["status"], data["expired"]) == ("used", False) and "firstUsedAt" in data
     sub = service.hosted_submission("default", link["encrypted"], "approved")
@@ -275,7 +275,7 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
         sub["submission_id"],
     )
     other = {"encrypted": crypto.encrypt({"token": "life-token-2"}, API_KEY)}
-    service.liveform_open("default", list(other.items()))
+    service.liveform.open("default", list(other.items()))
     service.advance_clock("default", {"seconds": 240})  # past token_expiry_seconds (180)
     data = http.get(URL, params={"tokenId": "life-token-2"}).json()["data"]
     assert (data["status"], data["expired"]) == ("expired", True)
@@ -309,7 +309,7 @@ def open_link(service: Service, token: str) -> str:
     """Open a private-mode link carrying ``token``: the refusal's code, or "" when it opens."""
     encrypted = crypto.encrypt({"token": token}, API_KEY)
     try:
-        service.liveform_open("default", [("pid", "default"), ("encrypted", encrypted)])
+        service.liveform.open("default", [("pid", "default"), ("encrypted", encrypted)])
     except Refused as exc:
         return exc.code
     return ""

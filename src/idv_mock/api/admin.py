@@ -135,7 +135,7 @@ async def hosted_submission(request: Request) -> Response:
         raise _bad(message)
     outcome = body.get("outcome", "approved")
     try:
-        sub = service_of(request).hosted_submission(
+        sub = service_of(request).liveform.hosted_submission(
             _pid(request), body["token"], outcome, overrides
         )
     except Refused as exc:  # the form's own rules: its message and code (errors.LIVEFORM)
@@ -146,7 +146,7 @@ async def hosted_submission(request: Request) -> Response:
 async def issue_liveform_secret(request: Request) -> Response:
     """A new secret key for the project's form links, shown this once (the vendor's console
     shows it once too); the previous one stops working."""
-    secret = service_of(request).issue_liveform_secret(_pid(request))
+    secret = service_of(request).liveform.issue_secret(_pid(request))
     return json_response({"project_id": _pid(request), "secret_key": secret}, 201)
 
 

@@ -29,7 +29,7 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
-from idv_mock.backend.liveform_service import LiveformOperations
+from idv_mock.backend.liveform_service import HostedForm
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
@@ -67,7 +67,6 @@ class ServiceConfig:
 
 
 class Service(
-    LiveformOperations,
     DashboardOperations,
     RecordOperations,
 ):
@@ -90,8 +89,9 @@ class Service(
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
         # what each kind of due item does when the project's clock reaches it (README "Time")
-        self.clocks.on("token_expiry", self._expire_token)
-        self.clocks.on("incomplete_timeout", self._time_out_form)
+        self.liveform = HostedForm(core, self.clocks, self._create_checked)
+        self.clocks.on("token_expiry", self.liveform.expire_token)
+        self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
         self.screening = Screening(core, self.create_submission)
         self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
         self.delivery = WebhookDelivery(core)
@@ -561,6 +561,14 @@ class Service(
 
     def resend(self, project_id: str, delivery_id: str) -> dict[str, Any]:
         return self.delivery.resend(project_id, delivery_id)
+
+    def issue_liveform_secret(self, project_id: str) -> str:
+        return self.liveform.issue_secret(project_id)
+
+    def hosted_submission(
+        self, project_id: str, token: str, outcome: str, overrides: dict[str, Any] | None = None
+    ) -> Submission:
+        return self.liveform.hosted_submission(project_id, token, outcome, overrides)
 
     def watchlist(self, project_id: str) -> list[dict[str, Any]]:
         return self.screening.watchlist(project_id)

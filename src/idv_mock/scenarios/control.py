@@ -51,7 +51,9 @@ class ServiceControl:
         return str(sub["submission_id"])
 
     def hosted(self, pid: str, token: str, outcome: str, overrides: dict[str, Any]) -> str:
-        return str(self.service.hosted_submission(pid, token, outcome, overrides)["submission_id"])
+        return str(
+            self.service.liveform.hosted_submission(pid, token, outcome, overrides)["submission_id"]
+        )
 
     def projection(self, pid: str, name: str, mode: str, fields: list[str]) -> str:
         project = self.service.project(pid)
