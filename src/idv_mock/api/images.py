@@ -44,7 +44,7 @@ async def get_image(request: Request) -> Response:
     if slot not in SLOTS:
         raise GET_IMAGE.error("invalid_type", slot)
     try:
-        found = service_of(request).image(project, sid, slot)
+        found = service_of(request).records.image(project, sid, slot)
     except NotFound:
         raise GET_IMAGE.error("invalid_submission") from None
     if found is None:
@@ -75,7 +75,7 @@ def _put(
     request: Request, project: Project, sid: str, admin: str, given: dict[str, bytes], kind: str
 ) -> Response:
     try:
-        service_of(request).put_images(project, sid, admin, given, kind)
+        service_of(request).records.put_images(project, sid, admin, given, kind)
     except AdminNotRegistered:
         raise PUT_IMAGE.error("invalid_admin") from None
     except NotFound:

@@ -89,7 +89,7 @@ async def migrate_submission(request: Request) -> Response:
         if not isinstance(value, str) or not FIELDS[name][1](value):
             raise ERR.error("invalid_format", name)
     try:
-        sub = service_of(request).migrate(project, body["admin"], overrides(body))
+        sub = service_of(request).records.migrate(project, body["admin"], overrides(body))
     except AdminNotRegistered:
         raise ERR.error("invalid_admin") from None
     except InvalidInput as exc:  # a value the stored resource's schema refuses

@@ -56,7 +56,7 @@ def _decide(
 ) -> Response:
     text = comment if status == "rejected" else None
     try:
-        service_of(request).client_review(project, sid, admin, status, text, fields)
+        service_of(request).records.client_review(project, sid, admin, status, text, fields)
     except AdminNotRegistered:
         raise ERR.error("admin_denied") from None
     except NotFound:

@@ -33,7 +33,7 @@ from idv_mock.backend.liveform_service import HostedForm
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.backend.record_service import RecordOperations
+from idv_mock.backend.record_service import RecordCalls
 from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.screening_service import Screening
 from idv_mock.backend.store import Selection, SortKey
@@ -68,7 +68,6 @@ class ServiceConfig:
 
 class Service(
     DashboardOperations,
-    RecordOperations,
 ):
     def __init__(
         self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
@@ -89,6 +88,7 @@ class Service(
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
         # what each kind of due item does when the project's clock reaches it (README "Time")
+        self.records = RecordCalls(core, self._create_checked)
         self.liveform = HostedForm(core, self.clocks, self._create_checked)
         self.clocks.on("token_expiry", self.liveform.expire_token)
         self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
@@ -493,7 +493,7 @@ class Service(
             project.store.replace(new)
             project.store.dups.exclude(sid, duplicates.KINDS)
             project.aml.forget(sid)
-            self.forget_images(project, sid)
+            self.records.forget_images(project, sid)
             if admin_name:
                 when = iso(project.clock.now())
                 self._fire(project, [events.delete_event(sid, admin_name, when)])
@@ -509,7 +509,7 @@ class Service(
             new, ended = edits.remove_parts(old, parts, data_fields)
             project.store.replace(new)
             project.store.dups.exclude(sid, ended)
-            self.forget_images(project, sid)
+            self.records.forget_images(project, sid)
             return new
 
     def _live(self, project: Project, sid: str, shared: bool = False) -> Submission:
