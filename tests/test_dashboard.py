@@ -134,7 +134,7 @@ def test_monitor_form_registers_a_record_and_sends_aml_monitor(
     assert 'data-testid="monitor"' in page.text and f'value="{wid}"' in page.text
     r = ui.post(f"{UI}/submissions/{sid}/monitor", data={"worklist_id": wid, "admin": ADMIN})
     assert r.status_code == 303
-    (record,) = service.monitoring_records_of("default", sid)
+    (record,) = service.screening.records_of("default", sid)
     assert "record " + record["id"] in ui.get(r.headers["location"]).text
     (delivery,) = [
         d for d in service.delivery.recorded("default") if d["event"] == "submission.aml_monitor"
@@ -214,7 +214,7 @@ def test_projections_watchlist_and_worklists_are_created_and_deleted(
     assert "Wanda List" in ui.get(f"{UI}/watchlist").text
     assert ui.post(f"{UI}/watchlist", data=entry).status_code == 409
     assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 303
-    assert service.own_watchlist("default") == []
+    assert service.screening.own_watchlist("default") == []
     assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 404
 
     def daily() -> dict[str, Any]:

@@ -238,6 +238,45 @@ class Screening:
                 w.describe() for w in self.core.project(project_id).monitoring.worklists.values()
             ]
 
+    # --- the dashboard's: reads and deletions the control API has not ---
+    def records_of(self, project_id: str, sid: str) -> list[dict[str, Any]]:
+        """Every monitoring record of a submission, each with its worklist's id and name."""
+        with self.core.lock:
+            worklists = self.core.project(project_id).monitoring.worklists.values()
+            return [
+                {"worklist_id": w.id, "worklist_name": w.name, **copy.deepcopy(r)}
+                for w in worklists
+                for r in w.records.values()
+                if r.get("submissionId") == sid
+            ]
+
+    def own_watchlist(self, project_id: str) -> list[dict[str, Any]]:
+        """The project's own watchlist entries (the built-in list cannot be changed)."""
+        with self.core.lock:
+            return [e.to_json() for e in self.core.project(project_id).aml.entries]
+
+    def delete_watchlist_entry(self, project_id: str, entry_id: str) -> dict[str, Any]:
+        """Remove one of the project's own entries; later screenings no longer match it."""
+        with self.core.lock:
+            aml = self.core.project(project_id).aml
+            found = next((e for e in aml.entries if e.entry_id == entry_id), None)
+            if found is None:
+                raise NotFound(f"watchlist entry {entry_id} not found in the project's own list")
+            self.core.changes += 1
+            aml.entries.remove(found)
+            return found.to_json()
+
+    def delete_worklist(self, project_id: str, wid: str) -> dict[str, Any]:
+        """Remove a worklist and its records (the API then answers it as unknown)."""
+        with self.core.lock:
+            project = self.core.project(project_id)
+            monitoring = project.monitoring
+            described = monitoring.get(wid).describe()
+            self.core.changes += 1
+            del monitoring.worklists[wid]
+            project.schedule.remove("monitoring_cycle", worklist_id=wid)
+            return described
+
     def register_record(
         self, project_id: str, wid: str, sid: str, admin: str | None = None
     ) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from idv_mock import schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
 from idv_mock.backend.calls import Calls, JournalReader
 from idv_mock.backend.core import Core
-from idv_mock.backend.dashboard_ops import DashboardOperations
+from idv_mock.backend.dashboard_reads import DashboardReads
 from idv_mock.backend.delivery_service import WebhookDelivery
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
@@ -66,9 +66,7 @@ class ServiceConfig:
     allowed_webhook_hosts: tuple[str, ...] = ()
 
 
-class Service(
-    DashboardOperations,
-):
+class Service:
     def __init__(
         self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
     ) -> None:
@@ -88,6 +86,7 @@ class Service(
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
         # what each kind of due item does when the project's clock reaches it (README "Time")
+        self.dashboard = DashboardReads(core, self.clocks)
         self.records = RecordCalls(core, self._create_checked)
         self.liveform = HostedForm(core, self.clocks, self._create_checked)
         self.clocks.on("token_expiry", self.liveform.expire_token)

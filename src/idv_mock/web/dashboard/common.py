@@ -95,7 +95,7 @@ def shell(request: Request, active: str) -> dict[str, Any]:
         "pid": pid,
         "projects": backend.project_ids(),
         "masked_key": mask_key(project.api_key),
-        "pulse": backend.dashboard_pulse(pid),
+        "pulse": backend.dashboard.pulse(pid),
         "active": active,
         "back": active,
     }

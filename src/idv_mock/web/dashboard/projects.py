@@ -27,7 +27,7 @@ async def projects(request: Request) -> Response:
     for described in backend.describe_projects():
         pid = described["project_id"]
         described["api_key"] = mask_key(str(described["api_key"]))
-        rows.append({**described, "counts": backend.dashboard_counts(pid)})
+        rows.append({**described, "counts": backend.dashboard.counts(pid)})
     return render(request, "projects.html", {**shell(request, "/"), "rows": rows})
 
 
@@ -56,7 +56,7 @@ async def reset_project(request: Request) -> Response:
 async def pulse(request: Request) -> Response:
     """The current project's change stamp, for the live script of every page."""
     pid = current_project(request).project_id
-    stamp = service(request).dashboard_pulse(pid)
+    stamp = service(request).dashboard.pulse(pid)
     return JSONResponse({"pulse": stamp}, headers={"Cache-Control": "no-store"})
 
 

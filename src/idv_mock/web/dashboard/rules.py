@@ -138,7 +138,7 @@ async def delete_projection(request: Request) -> Response:
 
 async def watchlist(request: Request) -> Response:
     pid = current_project(request).project_id
-    own = service(request).own_watchlist(pid)
+    own = service(request).screening.own_watchlist(pid)
     builtin = len(builtin_watchlist())
     context = {**shell(request, "/watchlist"), "entries": own, "builtin": builtin}
     return render(request, "watchlist.html", context)
@@ -163,7 +163,7 @@ async def add_watchlist_entry(request: Request) -> Response:
 async def delete_watchlist_entry(request: Request) -> Response:
     pid = current_project(request).project_id
     await form(request)
-    entry = service(request).delete_watchlist_entry(pid, request.path_params["entry_id"])
+    entry = service(request).screening.delete_watchlist_entry(pid, request.path_params["entry_id"])
     return redirect("/watchlist", f"entry {entry['entry_id']} deleted")
 
 
@@ -192,7 +192,7 @@ async def change_worklist(request: Request) -> Response:
     await form(request)
     wid, action = request.path_params["worklist_id"], request.path_params["action"]
     if action == "delete":
-        service(request).delete_worklist(pid, wid)
+        service(request).screening.delete_worklist(pid, wid)
     elif action in ("activate", "deactivate"):
         service(request).screening.set_worklist_active(pid, wid, action == "activate")
     else:

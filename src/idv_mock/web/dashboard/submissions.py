@@ -109,8 +109,8 @@ async def submission(request: Request) -> Response:
         "stored_json": pretty(stored),
         "returned_json": pretty(returned) if returned is not None else "",
         "differences": _differences(stored, returned),
-        "hidden_fields": backend.hidden_fields_of(project.project_id, sid),
-        "records": backend.monitoring_records_of(project.project_id, sid),
+        "hidden_fields": backend.dashboard.hidden_fields(project.project_id, sid),
+        "records": backend.screening.records_of(project.project_id, sid),
         "worklists": [w for w in backend.screening.worklists(project.project_id) if w["active"]],
         "admins": list(project.admins),
         "deleted": stored.get("status") == DELETED_STATUS,
@@ -167,7 +167,7 @@ async def review(request: Request) -> Response:
     reason = fields.get("reason", "").strip()
     if reason:
         changes["memo"] = f"{status}: {reason}"[:2000]
-    service(request).review(project, sid, admin, changes)
+    service(request).edit(project, sid, admin, changes)
     return redirect(f"/submissions/{sid}", f"kycStatus set to {status} by {admin}")
 
 
