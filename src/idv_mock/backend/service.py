@@ -4,12 +4,19 @@ This is what the web layer and the control API call, and what tests drive in-pro
 Operations take the service's lock, so a test thread may seed state while the server
 thread answers requests. ``reset()`` restores a snapshot taken right after seeding,
 which is both faster than seeding again and byte-identical to it.
+
+The service itself holds the projects, the submissions' creation, edits and deletions,
+projections and whole-state documents. Each other area is a part it owns, built on the
+shared ``Core`` (``core.py``) and given what else it uses by name: ``clocks``, ``calls``
+(rate limits, fault rules, journals), ``delivery``, ``tokens``, ``records`` (review,
+images, migration), ``liveform``, ``screening`` (AML and monitoring) and ``dashboard``.
+The names the docs list for in-process use (docs/control-api.md, docs/delivery.md,
+docs/time.md) stay methods of the service, each handing over to its part.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -81,21 +88,21 @@ class Service:
         self._lock = core.lock  # private: every read and change of state is a method
         self.factory, self.forms, self.webhooks = factory, core.forms, webhooks
         self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
-        # its parts, each owning one area and given the core explicitly
+        # its parts, each owning one area, given the core (and what else they use) explicitly
         self.clocks = Clocks(core)
-        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
-        webhooks.now = self.clocks.webhook_now  # and its delivery delays
-        # what each kind of due item does when the project's clock reaches it (README "Time")
-        self.dashboard = DashboardReads(core, self.clocks)
-        self.records = RecordCalls(core, self._create_checked)
-        self.liveform = HostedForm(core, self.clocks, self._create_checked)
-        self.clocks.on("token_expiry", self.liveform.expire_token)
-        self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
-        self.screening = Screening(core, self.create_submission)
-        self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
+        self.calls = Calls(core)
         self.delivery = WebhookDelivery(core)
         self.tokens = TokenPools(core)
-        self.calls = Calls(core)
+        self.records = RecordCalls(core, self._create_checked)
+        self.liveform = HostedForm(core, self.clocks, self._create_checked)
+        self.screening = Screening(core, self.create_submission)
+        self.dashboard = DashboardReads(core, self.clocks)
+        # what each kind of due item does when a project's clock reaches it (README "Time")
+        self.clocks.on("token_expiry", self.liveform.expire_token)
+        self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
+        self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
+        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
+        webhooks.now = self.clocks.webhook_now  # and its delivery delays
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -324,7 +331,7 @@ class Service:
                 raise InvalidInput("projection is recorded by the hosted form only")
             sub = self._create_checked(self.project(project_id), overrides or {})
             if fire_webhooks:
-                self._fire(self.project(project_id), events.creation_events(sub, None, "omit"))
+                self._core.fire(self.project(project_id), events.creation_events(sub, None, "omit"))
             return sub
 
     def _create_checked(
@@ -435,7 +442,7 @@ class Service:
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
             # kept: every step below copies what it changes (copy-on-write), never ``old``
-            old = self._live(project, sid, shared=keep)
+            old = self._core.live(project, sid, shared=keep)
             moment = project.clock.now()
             now = stamp(moment)
             edited = edits.apply_changes(old, changes)
@@ -469,7 +476,7 @@ class Service:
         batch = [events.updated_event(new, admin, when, changed, hidden, style)]
         if "kycStatus" in changed:
             batch += events.decision_events(new, hidden, style, reviewer="agent")
-        self._fire(project, batch)
+        self._core.fire(project, batch)
 
     @staticmethod
     def _edit_stamps(sub: Submission, changes: dict[str, str], admin: str, now: str) -> Submission:
@@ -487,7 +494,7 @@ class Service:
         """Delete a submission for good, keeping only what identifies no one (4.3)."""
         with self._lock:
             self.changes += 1
-            old = self._live(project, sid)
+            old = self._core.live(project, sid)
             new = views.retained(old)
             project.store.replace(new)
             project.store.dups.exclude(sid, duplicates.KINDS)
@@ -495,7 +502,7 @@ class Service:
             self.records.forget_images(project, sid)
             if admin_name:
                 when = iso(project.clock.now())
-                self._fire(project, [events.delete_event(sid, admin_name, when)])
+                self._core.fire(project, [events.delete_event(sid, admin_name, when)])
             return new
 
     def delete_parts(
@@ -504,18 +511,12 @@ class Service:
         """Delete parts of a submission (4.4); deleted checked parts end duplicate checks."""
         with self._lock:
             self.changes += 1
-            old = self._live(project, sid)
+            old = self._core.live(project, sid)
             new, ended = edits.remove_parts(old, parts, data_fields)
             project.store.replace(new)
             project.store.dups.exclude(sid, ended)
             self.records.forget_images(project, sid)
             return new
-
-    def _live(self, project: Project, sid: str, shared: bool = False) -> Submission:
-        return self._core.live(project, sid, shared)
-
-    def _fire(self, project: Project, batch: list[events.Event]) -> None:
-        self._core.fire(project, batch)
 
     # --- projection policies ---
     def create_projection(
@@ -524,7 +525,7 @@ class Service:
         with self._lock:
             self.changes += 1
             project.projections.ensure_room(name)
-            pid = self.fresh_uuid(project.projections.policies)
+            pid = self._core.fresh_uuid(project.projections.policies)
             policy = Policy(pid, name, mode, fields, iso(project.clock.now()))
             return project.projections.add(policy)
 
@@ -542,10 +543,7 @@ class Service:
             self.changes += 1
             return project.projections.delete(projection_id)
 
-    def fresh_uuid(self, taken: Container[str]) -> str:
-        return self._core.fresh_uuid(taken)
-
-    # --- documented entry points (docs/control-api.md, docs/delivery.md) to the parts ---
+    # --- documented entry points (docs/control-api.md, delivery.md, time.md) to the parts ---
     def delivery_levers(self, project_id: str) -> dict[str, Any]:
         return self.delivery.levers(project_id)
 
