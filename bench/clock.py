@@ -37,7 +37,7 @@ def busy_project() -> Any:
         sub = service.create_submission("busy", {"kyc": {"result": "approved"}, "data": person})
         sids.append(sub["submission_id"])
     project = service.project("busy")
-    service.monitor(project, "wl", sids, "a@example.com")
+    service.screening.monitor(project, "wl", sids, "a@example.com")
     return service
 
 

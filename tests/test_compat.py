@@ -215,7 +215,7 @@ def test_a_state_that_copies_its_dict_falls_back_to_a_state_over_it(
 
     with InProcessClient(transport=ASGITransport(app), base_url="http://idv-mock/v3") as client:
         assert first_submission(client).status_code == 200
-    assert [e["path"] for e in app.state.service.journal("default")][:1] == ["/v3/submission"]
+    assert [e["path"] for e in app.state.service.calls.journal("default")][:1] == ["/v3/submission"]
 
 
 # --- interception never leaks to the network -----------------------------------------------
@@ -267,7 +267,7 @@ def test_a_client_it_cannot_patch_is_refused_not_sent(
     assert message.endswith(f": GET {DEFAULT_BASE_URL}/submission was refused, not sent")
     assert not isinstance(refused.value, requests.RequestException)
     assert answered.status_code == 200
-    assert [e["path"] for e in service.journal("default")] == ["/v3/submission"]
+    assert [e["path"] for e in service.calls.journal("default")] == ["/v3/submission"]
 
 
 def test_other_urls_still_pass_on_when_the_client_cannot_be_patched(

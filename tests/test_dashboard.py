@@ -107,12 +107,14 @@ def test_review_is_an_administrators_patch(ui: httpx.Client, service: Service) -
     assert stored["kyc"]["result"] == "rejected"
     assert stored["memo"]["text"] == "rejected: document expired"
     assert stored["updateHistory"]["updateAdmin"] == ADMIN
-    updated = [d for d in service.deliveries("default") if d["event"] == "submission.updated"]
+    updated = [
+        d for d in service.delivery.recorded("default") if d["event"] == "submission.updated"
+    ]
     assert updated and updated[-1]["payload"]["submission_id"] == sid
     # and the result webhook, after the update (issue 17: "the updated (and result) webhooks")
-    events = [d["event"] for d in service.deliveries("default")]
+    events = [d["event"] for d in service.delivery.recorded("default")]
     assert events[-2:] == ["submission.updated", "submission.rejected"]
-    result = service.deliveries("default")[-1]["payload"]
+    result = service.delivery.recorded("default")[-1]["payload"]
     assert result["kyc_result"]["status"] == "rejected"
     assert "full_name" not in result  # rejected carries no personal data (webhooks.md 5)
     stranger = ui.post(f"{UI}/submissions/{sid}/review", data={**form, "admin": "x@y.z"})
@@ -132,10 +134,10 @@ def test_monitor_form_registers_a_record_and_sends_aml_monitor(
     assert 'data-testid="monitor"' in page.text and f'value="{wid}"' in page.text
     r = ui.post(f"{UI}/submissions/{sid}/monitor", data={"worklist_id": wid, "admin": ADMIN})
     assert r.status_code == 303
-    (record,) = service.monitoring_records_of("default", sid)
+    (record,) = service.screening.records_of("default", sid)
     assert "record " + record["id"] in ui.get(r.headers["location"]).text
     (delivery,) = [
-        d for d in service.deliveries("default") if d["event"] == "submission.aml_monitor"
+        d for d in service.delivery.recorded("default") if d["event"] == "submission.aml_monitor"
     ]
     assert delivery["payload"]["records"] == [
         {"recordId": record["id"], "worklistId": wid, "created_at": record["updateTime"]}
@@ -158,7 +160,7 @@ def test_detail_shows_aml_matches_with_reports_and_monitoring(
     assert added.status_code == 303
     sub = service.watchlist_submission("default", "dash-1")
     sid = sub["submission_id"]
-    service.screen(service.project("default"), sid, 80)
+    service.screening.screen(service.project("default"), sid, 80)
     page = ui.get(f"{UI}/submissions/{sid}").text
     reports = re.findall(r'href="(/__admin/ui/reports/[^"]+)" data-testid="report-link"', page)
     assert reports
@@ -166,7 +168,7 @@ def test_detail_shows_aml_matches_with_reports_and_monitoring(
     assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF")
     service.edit(service.project("default"), sid, ADMIN, {"kycStatus": "approved"})
     ui.post(f"{UI}/worklists", data={"name": "watch", "id": "wl-1", "active": "on"})
-    service.monitor(service.project("default"), "wl-1", [sid], ADMIN)
+    service.screening.monitor(service.project("default"), "wl-1", [sid], ADMIN)
     assert "<strong>watch</strong>" in ui.get(f"{UI}/submissions/{sid}").text
     assert ui.get(f"{UI}/reports/nope").status_code == 404
 
@@ -212,7 +214,7 @@ def test_projections_watchlist_and_worklists_are_created_and_deleted(
     assert "Wanda List" in ui.get(f"{UI}/watchlist").text
     assert ui.post(f"{UI}/watchlist", data=entry).status_code == 409
     assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 303
-    assert service.own_watchlist("default") == []
+    assert service.screening.own_watchlist("default") == []
     assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 404
 
     def daily() -> dict[str, Any]:
@@ -249,10 +251,10 @@ def test_journal_shows_calls_filters_and_hints(ui: httpx.Client, service: Servic
 def test_a_delivery_is_sent_again(ui: httpx.Client, service: Service) -> None:
     service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
     service.create_submission("default", {}, fire_webhooks=True)
-    first = service.deliveries("default")[0]
+    first = service.delivery.recorded("default")[0]
     response = ui.post(f"{UI}/webhooks/{first['id']}/resend")
     assert response.status_code == 303
-    again = service.deliveries("default")[-1]
+    again = service.delivery.recorded("default")[-1]
     assert again["id"] != first["id"] and again["payload"] == first["payload"]
     assert first["id"] in ui.get(f"{UI}/webhooks").text
     assert ui.post(f"{UI}/webhooks/wh-999/resend").status_code == 404

@@ -24,13 +24,13 @@ def test_the_tokens_page_shows_each_life() -> None:
     options = {"liveform_private_mode": True, "token_preregistration": True}
     service.update_project("default", {"options": options})
     project = service.project("default")
-    service.register_tokens(project, ["fresh-token", "used-token1", "spent-token", "gone-token"])
+    service.tokens.register(project, ["fresh-token", "used-token1", "spent-token", "gone-token"])
     for token in ("used-token1", "spent-token"):
         encrypted = crypto.encrypt({"token": token}, project.api_key)
-        service.liveform_open("default", [("encrypted", encrypted)])
+        service.liveform.open("default", [("encrypted", encrypted)])
     spent = crypto.encrypt({"token": "spent-token"}, project.api_key)
     service.hosted_submission("default", spent, "approved")
-    service.delete_tokens(project, ["gone-token"])
+    service.tokens.delete(project, ["gone-token"])
     with TestClient(create_app(service)) as ui:
         page = ui.get(f"{UI}/tokens").text
     assert 'data-testid="token-count">3 in the pool' in page

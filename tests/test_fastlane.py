@@ -22,10 +22,10 @@ from starlette.testclient import TestClient
 
 from conftest import API_KEY, HEADERS, some_submission
 from idv_mock import Service, create_app, crypto
-from idv_mock.api import journaling
 from idv_mock.api.fastlane import MockApp
-from idv_mock.api.get_submission import REQUEST_TYPES
 from idv_mock.cli import build_parser
+from idv_mock.serving import journaling
+from idv_mock.serving.submission_page import REQUEST_TYPES
 
 URL = "/v3/submission"
 KEY_HEADERS = [(b"host", b"testserver"), (b"user-agent", b"wrk"), (b"x-api-key", API_KEY.encode())]
@@ -93,7 +93,7 @@ def call(
 
 
 def journal(service: Service, project_id: str = "default") -> list[dict[str, Any]]:
-    return service.journal(project_id)
+    return service.calls.journal(project_id)
 
 
 def comparable(entry: dict[str, Any]) -> dict[str, Any]:

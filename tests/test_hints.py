@@ -59,7 +59,7 @@ class Pair:
         return on, off
 
     def journal(self, project: str, *, hints: bool) -> list[dict[str, Any]]:
-        return self.services[0 if hints else 1].journal(project)
+        return self.services[0 if hints else 1].calls.journal(project)
 
 
 @pytest.fixture
@@ -214,7 +214,7 @@ def test_an_unknown_path_is_journaled_in_the_project_of_its_key_with_hints_on(
 def test_an_unknown_path_without_a_key_is_journaled_nowhere(pair: Pair) -> None:
     on, _ = pair.send("GET", "/v3/submissions")
     assert "/v3/submission" in on.headers[HINT]
-    assert all(pair.services[0].journal(p) == [] for p in ("default", "secure", "other"))
+    assert all(pair.services[0].calls.journal(p) == [] for p in ("default", "secure", "other"))
 
 
 def test_a_key_sent_as_bearer_lands_in_its_projects_journal(pair: Pair) -> None:

@@ -1,4 +1,4 @@
-"""The request helpers that stand in for Starlette's own on every call (``api/http.py``):
+"""The request helpers that stand in for Starlette's own on every call (``serving/http.py``):
 they must give exactly what Starlette gives, only cheaper."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.requests import Request
 
-from idv_mock.api.http import body_of, path_of
+from idv_mock.serving.http import body_of, path_of
 
 
 def request(

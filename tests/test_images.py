@@ -57,7 +57,7 @@ def test_a_submission_image_is_a_png_that_depends_only_on_the_seed(
     size = struct.unpack(">I", r.content[idat - 4 : idat])[0]
     assert len(zlib.decompress(r.content[idat + 4 : idat + 4 + size])) == 200 * (320 * 3 + 1)
     again = Service(ServiceConfig(seed_count=30, random_seed=7))
-    assert again.image(again.project("default"), sid, "idImage") == r.content
+    assert again.records.image(again.project("default"), sid, "idImage") == r.content
     selfie = http.get(GET_URL, params={"submission_id": sid, "type": "selfieImage"})
     assert selfie.status_code == 200 and selfie.content != r.content
 
@@ -163,9 +163,9 @@ def test_partial_delete_and_delete_remove_the_images(http: httpx.Client, service
 def test_put_images_survive_export_and_import(service: Service) -> None:
     sid = some_submission(service)["submission_id"]
     project = service.project("default")
-    service.put_images(project, sid, ADMIN, {"selfieImage": JPEG}, "")
+    service.records.put_images(project, sid, ADMIN, {"selfieImage": JPEG}, "")
     state = service.export_state()
     service.reset()
-    assert service.image(service.project("default"), sid, "selfieImage") != JPEG
+    assert service.records.image(service.project("default"), sid, "selfieImage") != JPEG
     service.import_state(state)
-    assert service.image(service.project("default"), sid, "selfieImage") == JPEG
+    assert service.records.image(service.project("default"), sid, "selfieImage") == JPEG

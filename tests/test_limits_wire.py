@@ -39,7 +39,7 @@ def test_a_chunked_body_over_the_limit_is_413_and_changes_nothing(
         )
     assert (r.status_code, r.json()) == (413, TOO_LARGE)
     assert snapshot(service) == before
-    [entry] = service.journal("default")
+    [entry] = service.calls.journal("default")
     assert entry["status"] == 413
 
 
@@ -69,7 +69,7 @@ def test_headers_over_sixteen_kib_are_431_and_not_journaled(
         small = client.get(url, headers={"x-api-key": "mock-api-key", "x-big": "a" * 15_000})
     assert (big.status_code, big.json()) == (431, HEADERS_TOO_LARGE)
     assert small.status_code == 200
-    assert [e["status"] for e in service.journal("default")] == [200]
+    assert [e["status"] for e in service.calls.journal("default")] == [200]
 
 
 def test_the_control_api_has_a_limit_of_its_own(

@@ -395,7 +395,7 @@ def test_unknown_parameters_are_shown_and_journaled(
 ) -> None:
     page = open_link(client, link({"customUserId": "u1", "userid": "u2"}, {"custom_user_id": "u3"}))
     assert shown(page.text, "debug-unknown") == "customUserId, encrypted.custom_user_id"
-    [entry] = idv_service.journal("default", "GET", "/liveform/")
+    [entry] = idv_service.calls.journal("default", "GET", "/liveform/")
     assert entry["response"]["unknown_parameters"] == ["customUserId", "encrypted.custom_user_id"]
     assert entry["response"]["parameters"] == {"userid": "u2"}
 

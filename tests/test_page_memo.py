@@ -1,4 +1,4 @@
-"""Pages are found again by the identity of their stored items (``get_submission._Joined``):
+"""Pages are found again by the identity of their stored items (``submission_page._Joined``):
 a repeated read answers the same bytes without joining them again, and any change of an
 item (which stores new bytes) or of the page's make-up answers the new page."""
 
@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from conftest import some_submission
 from idv_mock import Service
-from idv_mock.api import get_submission
+from idv_mock.serving import submission_page
 
 PATH = "/v3/submission"
 
@@ -54,7 +54,7 @@ def test_a_new_submission_changes_the_newest_page(client: TestClient, service: S
 
 
 def test_the_kept_pages_stay_within_their_budget(monkeypatch: Any, service: Service) -> None:
-    joined = get_submission._Joined()
+    joined = submission_page._Joined()
     monkeypatch.setattr(joined, "BUDGET", 64 * 1024)
     blobs = list(service.project("default").store.blobs.values())
     for blob in blobs:

@@ -106,7 +106,7 @@ def pending_ids(service: Service, count: int = 3) -> list[str]:
 def test_invalid_token_requests() -> None:
     with app() as (service, client):
         run_invalid(invalid_token_requests(), service, client)
-        service.register_tokens(service.project("default"), ["keep-token-1"])
+        service.tokens.register(service.project("default"), ["keep-token-1"])
         run_invalid(invalid_token_requests(method="DELETE"), service, client)
 
 

@@ -264,7 +264,7 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
     )
     post(http, ["life-token-1", "life-token-2"])
     link = {"encrypted": crypto.encrypt({"token": "life-token-1"}, API_KEY)}
-    service.liveform_open("default", list(link.items()))
+    service.liveform.open("default", list(link.items()))
     data = http.get(URL, params={"tokenId": "life-token-1"}).json()["data"]
     assert (data["status"], data["expired"]) == ("used", False) and "firstUsedAt" in data
     sub = service.hosted_submission("default", link["encrypted"], "approved")
@@ -275,18 +275,18 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
         sub["submission_id"],
     )
     other = {"encrypted": crypto.encrypt({"token": "life-token-2"}, API_KEY)}
-    service.liveform_open("default", list(other.items()))
+    service.liveform.open("default", list(other.items()))
     service.advance_clock("default", {"seconds": 240})  # past token_expiry_seconds (180)
     data = http.get(URL, params={"tokenId": "life-token-2"}).json()["data"]
     assert (data["status"], data["expired"]) == ("expired", True)
     delete(http, {"tokenId": ["life-token-2"]})
-    lives = {t["tokenId"]: t["status"] for t in service.token_lives("default")}
+    lives = {t["tokenId"]: t["status"] for t in service.tokens.lives("default")}
     assert lives == {"life-token-1": "expired", "life-token-2": "deleted"}
 
 
 def test_the_pool_survives_export_and_reset_restores_it(service: Service) -> None:
     project = service.project("default")
-    service.register_tokens(project, ["keep-token-1"])
+    service.tokens.register(project, ["keep-token-1"])
     state = service.export_state()
     service.reset()
     assert pool(service) == []
@@ -309,7 +309,7 @@ def open_link(service: Service, token: str) -> str:
     """Open a private-mode link carrying ``token``: the refusal's code, or "" when it opens."""
     encrypted = crypto.encrypt({"token": token}, API_KEY)
     try:
-        service.liveform_open("default", [("pid", "default"), ("encrypted", encrypted)])
+        service.liveform.open("default", [("pid", "default"), ("encrypted", encrypted)])
     except Refused as exc:
         return exc.code
     return ""
@@ -324,10 +324,10 @@ def test_the_form_honours_the_pool_only_in_private_mode_with_preregistration(
     service.update_project("default", {"options": {"liveform_private_mode": True}})
     assert open_link(service, "free-token-3") == "LF-40301"
     project = service.project("default")
-    service.register_tokens(project, ["pool-token-1"])
+    service.tokens.register(project, ["pool-token-1"])
     assert open_link(service, "pool-token-1") == ""
     assert open_link(service, "pool-token-1") == ""  # reopened before a submission: allowed
-    service.delete_tokens(project, ["pool-token-1"])
+    service.tokens.delete(project, ["pool-token-1"])
     assert open_link(service, "pool-token-1") == "LF-40301"  # deleted
     service.update_project("default", {"options": {"token_preregistration": False}})
     assert open_link(service, "pool-token-1") == ""  # off again: the plain private-mode rules

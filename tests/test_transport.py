@@ -67,7 +67,7 @@ def answer(response: httpx.Response) -> Answer:
 
 def journal(service: Service) -> list[dict[str, Any]]:
     """What the app saw of every call (without the timings)."""
-    entries = service.journal("default")
+    entries = service.calls.journal("default")
     return [{k: v for k, v in e.items() if k not in ("time", "duration_ms")} for e in entries]
 
 
@@ -143,7 +143,7 @@ def test_request_bodies_reach_the_app(service: Service) -> None:
         assert client.patch("/v3/submission", json=body).status_code == 200
         items = client.get("/v3/submission", params={"submission_id": sid}).json()["Items"]
     assert items[0]["data"]["last_name"] == "Bodyreached"
-    journaled = service.journal("default", "PATCH")
+    journaled = service.calls.journal("default", "PATCH")
     assert journaled[-1]["body"] == body
 
 

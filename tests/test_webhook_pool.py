@@ -46,7 +46,7 @@ def test_a_reset_drops_the_events_still_queued() -> None:
         time.sleep(0.5)
         # only what was already on the wire (one delivery in flight) arrives after the reset
         assert len(receiver.received) == arrived <= at_reset + 1 < 110
-    assert service.deliveries("default") == []
+    assert service.delivery.recorded("default") == []
     service.close()
 
 

@@ -672,7 +672,7 @@ def test_registering_a_monitoring_record_sends_aml_monitor(
                 {
                     "recordId": record_id,
                     "worklistId": wid,
-                    "created_at": service.monitoring_record(
+                    "created_at": service.screening.monitoring_record(
                         service.project("default"), wid, record_id
                     )["updateTime"],
                 }

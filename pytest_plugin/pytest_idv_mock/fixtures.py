@@ -340,7 +340,7 @@ class IdvServer:
 
     def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
         """Recorded API calls of the project (path is a glob, e.g. ``/v3/submission*``)."""
-        return self.service.journal(self.project_id, method, path)
+        return self.service.calls.journal(self.project_id, method, path)
 
     def assert_called(
         self, method: str, path: str, *, times: int | None = None, body: Any = None

@@ -31,7 +31,7 @@ def approve_one(server: Any, url: str) -> str:
     # the reviewer's decision is the vendor's, not the app's: made in-process, so the
     # profile's API faults are met by the apps' own calls only
     project = server.service.project(server.project_id)
-    server.service.review(project, sid, server.admin, {"kycStatus": "approved"})
+    server.service.edit(project, sid, server.admin, {"kycStatus": "approved"})
     assert server.service.webhooks.wait_idle(20)
     return sid
 

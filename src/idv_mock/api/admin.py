@@ -7,20 +7,21 @@ backend's refusals become 400/404/409 in one place, ``refusal`` (used by ``app.a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import schemas
-from idv_mock.api.faults import unknown_errors
-from idv_mock.api.http import JSON, json_response, parse_json, says_body, service_of
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
 from idv_mock.backend.liveform import Refused
 from idv_mock.errors import ApiError
 from idv_mock.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
 from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.serving.control import control_body, mask_key
+from idv_mock.serving.fault_rules import unknown_errors
+from idv_mock.serving.http import JSON, json_response, parse_json, says_body, service_of
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -41,7 +42,6 @@ async def _object_body(request: Request, depth: int = MAX_DEPTH) -> dict[str, An
     return body
 
 
-CONTROL_PREFIX = "/__admin"
 JSON_WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -56,30 +56,6 @@ def json_body_ok(request: Request) -> bool:
         return not says_body(request.scope)
     media = given.split(";", 1)[0].strip().lower()
     return media == JSON or media.endswith("+json")
-
-
-def is_control(path: str) -> bool:
-    """Whether ``path`` is one of the control API's (every error there has its shape)."""
-    return path == CONTROL_PREFIX or path.startswith(CONTROL_PREFIX + "/")
-
-
-def control_body(body: Mapping[str, Any]) -> dict[str, Any]:
-    """The control API's one error shape: ``{"message", "errors": [...]}`` (an empty list
-    when there is nothing more to say), and the hosted form's ``errorCode`` where it has one.
-    Every error under ``/__admin`` is rendered through here; ``/v3`` bodies never are."""
-    rest = {k: v for k, v in body.items() if k not in ("message", "errors")}
-    return {"message": body.get("message", ""), "errors": list(body.get("errors", ())), **rest}
-
-
-def control_error(error: ApiError) -> ApiError:
-    """``error`` with its body in the control API's shape (status and headers kept)."""
-    return ApiError(error.status, control_body(error.body), error.headers)
-
-
-def shaped_for(path: str, error: ApiError) -> ApiError:
-    """``error`` as a call to ``path`` answers it: the control API's shape under
-    ``/__admin``, untouched anywhere else (``/v3`` keeps the contract's bodies)."""
-    return control_error(error) if is_control(path) else error
 
 
 def _bad(message: str, errors: list[str] | None = None) -> ApiError:
@@ -117,11 +93,6 @@ def _keys_shown(request: Request, project: dict[str, Any]) -> dict[str, Any]:
     if not _flag(request, "show_keys"):
         project["api_key"] = mask_key(str(project["api_key"]))
     return project
-
-
-def mask_key(key: str) -> str:
-    """Enough of a key to tell two apart, not enough to use one."""
-    return key[:4] + "****" if len(key) > 8 else "****"
 
 
 async def create_project(request: Request) -> Response:
@@ -164,7 +135,7 @@ async def hosted_submission(request: Request) -> Response:
         raise _bad(message)
     outcome = body.get("outcome", "approved")
     try:
-        sub = service_of(request).hosted_submission(
+        sub = service_of(request).liveform.hosted_submission(
             _pid(request), body["token"], outcome, overrides
         )
     except Refused as exc:  # the form's own rules: its message and code (errors.LIVEFORM)
@@ -175,27 +146,27 @@ async def hosted_submission(request: Request) -> Response:
 async def issue_liveform_secret(request: Request) -> Response:
     """A new secret key for the project's form links, shown this once (the vendor's console
     shows it once too); the previous one stops working."""
-    secret = service_of(request).issue_liveform_secret(_pid(request))
+    secret = service_of(request).liveform.issue_secret(_pid(request))
     return json_response({"project_id": _pid(request), "secret_key": secret}, 201)
 
 
 async def list_webhooks(request: Request) -> Response:
     """The project's deliveries; ``?state=held`` (or another state): only those."""
     state = request.query_params.get("state") or None
-    found = service_of(request).deliveries_in(_pid(request), state)
+    found = service_of(request).delivery.in_state(_pid(request), state)
     return json_response({"deliveries": found})
 
 
 def _release(request: Request, body: dict[str, Any]) -> Any:
-    return {"released": service_of(request).release_webhooks(_pid(request), body)}
+    return {"released": service_of(request).delivery.release(_pid(request), body)}
 
 
 def _resend(request: Request, body: dict[str, Any]) -> Any:
-    return service_of(request).resend(_pid(request), request.path_params["delivery_id"])
+    return service_of(request).delivery.resend(_pid(request), request.path_params["delivery_id"])
 
 
 def _set_levers(request: Request, body: dict[str, Any]) -> Any:
-    return service_of(request).set_delivery_levers(_pid(request), body)
+    return service_of(request).delivery.set_levers(_pid(request), body)
 
 
 async def get_submission(request: Request) -> Response:
@@ -261,7 +232,9 @@ def _watchlist_submission(request: Request, body: dict[str, Any]) -> Any:
     overrides = body.get("overrides", {})
     if not isinstance(overrides, dict):
         raise _bad("overrides must be an object")
-    return service_of(request).watchlist_submission(_pid(request), body["entry_id"], overrides)
+    return service_of(request).screening.watchlist_submission(
+        _pid(request), body["entry_id"], overrides
+    )
 
 
 def _register_record(request: Request, body: dict[str, Any]) -> Any:
@@ -269,7 +242,7 @@ def _register_record(request: Request, body: dict[str, Any]) -> Any:
     if problems:
         raise _bad("the body is {submission_id, admin (optional)}", problems)
     wid = request.path_params["worklist_id"]
-    return service_of(request).register_record(
+    return service_of(request).screening.register_record(
         _pid(request), wid, body["submission_id"], body.get("admin")
     )
 
@@ -277,7 +250,7 @@ def _register_record(request: Request, body: dict[str, Any]) -> Any:
 def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
     def operation(request: Request, body: dict[str, Any]) -> Any:
         wid = request.path_params["worklist_id"]
-        return service_of(request).set_worklist_active(_pid(request), wid, active)
+        return service_of(request).screening.set_worklist_active(_pid(request), wid, active)
 
     return operation
 
@@ -285,11 +258,11 @@ def _set_active(active: bool) -> Callable[[Request, dict[str, Any]], Any]:
 def _journal(request: Request, body: dict[str, Any]) -> Any:
     method = request.query_params.get("method") or None  # an empty value filters nothing
     path = request.query_params.get("path") or None
-    return {"requests": service_of(request).journal(_pid(request), method, path)}
+    return {"requests": service_of(request).calls.journal(_pid(request), method, path)}
 
 
 def _clear_journal(request: Request, body: dict[str, Any]) -> Any:
-    return {"removed": service_of(request).clear_journal(_pid(request))}
+    return {"removed": service_of(request).calls.clear_journal(_pid(request))}
 
 
 ROUTES: dict[str, dict[str, Handler]] = {
@@ -310,19 +283,19 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/projects/{project_id}/webhooks/release": {"POST": _call(_release)},
     "/__admin/projects/{project_id}/webhooks/{delivery_id}/resend": {"POST": _call(_resend, 201)},
     "/__admin/projects/{project_id}/webhook-delivery": {
-        "GET": _call(lambda r, b: service_of(r).delivery_levers(_pid(r))),
+        "GET": _call(lambda r, b: service_of(r).delivery.levers(_pid(r))),
         "PUT": _call(_set_levers),
     },
     "/__admin/projects/{project_id}/watchlist": {
-        "GET": _call(lambda r, b: {"entries": service_of(r).watchlist(_pid(r))}),
-        "POST": _call(lambda r, b: service_of(r).add_watchlist_entry(_pid(r), b), 201),
+        "GET": _call(lambda r, b: {"entries": service_of(r).screening.watchlist(_pid(r))}),
+        "POST": _call(lambda r, b: service_of(r).screening.add_watchlist_entry(_pid(r), b), 201),
     },
     "/__admin/projects/{project_id}/watchlist-submissions": {
         "POST": _call(_watchlist_submission, 201),
     },
     "/__admin/projects/{project_id}/worklists": {
-        "GET": _call(lambda r, b: {"worklists": service_of(r).worklists(_pid(r))}),
-        "POST": _call(lambda r, b: service_of(r).create_worklist(_pid(r), b), 201),
+        "GET": _call(lambda r, b: {"worklists": service_of(r).screening.worklists(_pid(r))}),
+        "POST": _call(lambda r, b: service_of(r).screening.create_worklist(_pid(r), b), 201),
     },
     "/__admin/projects/{project_id}/worklists/{worklist_id}/records": {
         "POST": _call(_register_record, 201),
@@ -335,10 +308,10 @@ ROUTES: dict[str, dict[str, Handler]] = {
     },
     "/__admin/projects/{project_id}/submissions/{submission_id}": {"GET": get_submission},
     "/__admin/projects/{project_id}/clock": {
-        "GET": _call(lambda r, b: service_of(r).clock_of(_pid(r))),
+        "GET": _call(lambda r, b: service_of(r).clocks.describe(_pid(r))),
     },
     "/__admin/projects/{project_id}/clock/advance": {
-        "POST": _call(lambda r, b: service_of(r).advance_clock(_pid(r), b)),
+        "POST": _call(lambda r, b: service_of(r).clocks.advance(_pid(r), b)),
     },
     "/__admin/projects/{project_id}/faults": {
         "GET": list_faults,

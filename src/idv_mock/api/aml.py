@@ -11,10 +11,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.exceptions import InvalidCountry, NoThreshold
 from idv_mock.errors import AML_REPORT, AML_SCREENING, Family
+from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 PDF_HEADERS = {"Content-Disposition": 'attachment; filename="report.pdf"'}
 
@@ -30,7 +30,7 @@ async def screen_submission(request: Request) -> Response:
     project = _project(request, AML_SCREENING)
     sid, threshold = _screening_body(await request.body())
     try:
-        result = service_of(request).screen(project, sid, threshold)
+        result = service_of(request).screening.screen(project, sid, threshold)
     except NotFound:
         raise AML_SCREENING.error("invalid_submissionId") from None
     except InvalidCountry as exc:
@@ -67,7 +67,7 @@ async def download_report(request: Request) -> Response:
     if not resource_id:
         raise AML_REPORT.error("missing_parameter")
     try:
-        pdf = service_of(request).report_pdf(project, resource_id)
+        pdf = service_of(request).screening.report_pdf(project, resource_id)
     except NotFound:
         raise AML_REPORT.error("invalid_resourceId") from None
     return Response(pdf, media_type="application/pdf", headers=PDF_HEADERS)

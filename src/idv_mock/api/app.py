@@ -14,17 +14,19 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from idv_mock import operations, web
-from idv_mock.api import admin, exposure, hints, journaling
+from idv_mock.api import admin, exposure, hints
 from idv_mock.api.cors import Cors
 from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
 from idv_mock.api.faults import quiet_connection_resets
-from idv_mock.api.guard import WriteGuard
-from idv_mock.api.http import error_response, json_response
 from idv_mock.api.limits import limit_passed, too_large
 from idv_mock.api.preconditions import run_steps
 from idv_mock.backend import BackendError, Service
 from idv_mock.errors import GENERIC, ApiError, Family
+from idv_mock.serving import journaling
+from idv_mock.serving.control import shaped_for
+from idv_mock.serving.guard import WriteGuard
+from idv_mock.serving.http import error_response, json_response
 
 Handler = Callable[[Request], Awaitable[Response]]
 Refusal = Callable[[], ApiError]
@@ -107,7 +109,7 @@ def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
         except BackendError as exc:
             raise admin.refusal(exc) from None
         except ApiError as exc:  # the control API's one shape (not /openapi.json's)
-            raise admin.shaped_for(request.url.path, exc) from None
+            raise shaped_for(request.url.path, exc) from None
 
     return endpoint
 
@@ -133,7 +135,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     error = GENERIC.error(code)
     if exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
         error.headers["Allow"] = exc.headers["Allow"]  # a page's methods (RFC 9110)
-    response = error_response(admin.shaped_for(request.url.path, error))
+    response = error_response(shaped_for(request.url.path, error))
     found = await hints.apply(request, response)  # journaled only where a key was carried
     if found.owner is not None:
         started = time.perf_counter()
@@ -143,7 +145,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     error = GENERIC.error("internal_error")
-    return error_response(admin.shaped_for(request.url.path, error))
+    return error_response(shaped_for(request.url.path, error))
 
 
 def create_app(

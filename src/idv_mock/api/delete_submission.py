@@ -7,7 +7,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import (
+from idv_mock.backend import NotFound, Project
+from idv_mock.backend.edits import DATA_FIELDS, PARTS
+from idv_mock.errors import DELETE_SUBMISSION as DEL
+from idv_mock.errors import PARTIAL_DELETE as PART
+from idv_mock.serving.http import (
     api_key,
     json_response,
     parse_json,
@@ -15,10 +19,6 @@ from idv_mock.api.http import (
     query_lists,
     service_of,
 )
-from idv_mock.backend import NotFound, Project
-from idv_mock.backend.edits import DATA_FIELDS, PARTS
-from idv_mock.errors import DELETE_SUBMISSION as DEL
-from idv_mock.errors import PARTIAL_DELETE as PART
 
 ID_NAMES = ("submission_id", "submissionId")
 

@@ -32,10 +32,9 @@ from urllib.parse import urlsplit
 from starlette.types import Scope
 
 from idv_mock import addresses
-from idv_mock.api.admin import CONTROL_PREFIX
+from idv_mock.serving.control import CONTROL_PREFIX, TOKEN_COOKIE
 
 TOKEN_HEADER = b"x-idv-mock-admin-token"
-TOKEN_COOKIE = "idv_mock_admin_token"
 EXEMPT = ("/__admin/ui/login", "/__admin/ui/static/")
 IN_PROCESS_HOSTS = ("testserver", "idv-mock")  # TestClient's and the in-process clients'
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

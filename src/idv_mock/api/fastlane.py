@@ -2,7 +2,7 @@
 
 That call is what load tests hammer, and Starlette's routing, middleware, Request and
 Response objects cost more than the work itself. The lane answers it from the scope, with
-the same body function (``get_submission.page_json``) and the same journal core
+the same body function (``submission_page.page_json``) and the same journal core
 (``journaling.record_call``) as the Starlette route, and so the same bytes and the same
 journal entry. It takes only the plain case: no step of the route's own table
 (``preconditions.STEPS``: body, rate limit, fault rules) applies, the key is known and the
@@ -27,12 +27,13 @@ from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
 from idv_mock import compat, operations
-from idv_mock.api.get_submission import Query, page_json, plain_query, takes_plain_page
-from idv_mock.api.http import JSON, PROJECT_SCOPE_KEY, client_gone, grouped, query_pairs
-from idv_mock.api.journaling import record_call
+from idv_mock.api.get_submission import takes_plain_page
 from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
 from idv_mock.api.preconditions import STEPS
 from idv_mock.backend import Service
+from idv_mock.serving.http import JSON, PROJECT_SCOPE_KEY, client_gone, grouped, query_pairs
+from idv_mock.serving.journaling import record_call
+from idv_mock.serving.submission_page import Query, page_json, plain_query
 
 LANE_PATH = operations.path("getSubmission")
 _JSON_TYPE = JSON.encode("latin-1")

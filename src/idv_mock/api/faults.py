@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import fnmatch
 import logging
-import re
 from typing import Any
 
 from starlette.responses import Response
 
-from idv_mock.api.http import json_response
 from idv_mock.backend.calls import FiredRule
 from idv_mock.errors import MISSING_RECORD, ApiError, Family
+from idv_mock.serving.http import json_response
 
 FAULT_HEADER = "x-idv-mock-fault"
 
@@ -78,32 +76,6 @@ class BrokenResponse(Response):
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b'{"Items": [', "more_body": True})
         raise ConnectionAborted("fault rule: connection_reset")
-
-
-def unknown_errors(spec: dict[str, Any], routes: dict[str, dict[str, Family]]) -> list[str]:
-    """Why a rule's ``error`` cannot be rendered by some call its match covers (empty if ok)."""
-    name = spec.get("error")
-    if name is None:
-        return []
-    match = spec.get("match", {})
-    covered = [
-        (path, method, family)
-        for path, families in routes.items()
-        if _overlap(path, str(match.get("path", "")))
-        for method, family in families.items()
-        if match.get("method", method) == method
-    ]
-    if not covered:
-        return [f"match covers no API call: {match}"]
-    if any(family.find(name) is not None for _, _, family in covered):
-        return []
-    return [f"{method} {path} has no error {name!r}" for path, method, _ in covered]
-
-
-def _overlap(template: str, glob: str) -> bool:
-    """Whether some path of the route ``template`` (``{id}`` parts) can match ``glob``."""
-    as_glob = re.sub(r"\{[^}]+\}", "*", template)
-    return fnmatch.fnmatchcase(template, glob) or fnmatch.fnmatchcase(glob, as_glob)
 
 
 def catalogue_error(family: Family, name: str) -> ApiError:

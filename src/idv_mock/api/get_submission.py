@@ -1,51 +1,19 @@
-"""GET /submission (api-v3.md 4.2; gaps.md "GET /submission")."""
+"""GET /submission (api-v3.md 4.2; gaps.md "GET /submission"): the secure branch here, the
+page itself in ``serving/submission_page.py`` (shared with the dashboard's list)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Container
-from dataclasses import dataclass
-from datetime import date
-
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
-from idv_mock.api import secure
-from idv_mock.api.http import JSON, json_response, project_of, query_lists, service_of
-from idv_mock.backend import Project, Service
-from idv_mock.backend.store import Selection, SortKey
+from idv_mock.backend import Project
 from idv_mock.errors import GET_SUBMISSION as ERR
+from idv_mock.serving import secure
+from idv_mock.serving.http import JSON, json_response, project_of, query_lists, service_of
+from idv_mock.serving.submission_page import PARAMS, page_json, parse, plain_page, single_values
 
-# the spec's parameter table, in its order (also the order of format checks)
-PARAMS = (
-    "submission_id",
-    "userid",
-    "email",
-    "count",
-    "nextpage_id",
-    "nextpage_date",
-    "start_date",
-    "end_date",
-    "request_type",
-)
 ENCRYPTABLE = ("email", "start_date", "end_date", "submission_id")
-_NAMES = frozenset(PARAMS)
 _SECURE_NAMES = frozenset({*PARAMS, "data"})
-REQUEST_TYPES = frozenset(
-    schemas.load("get_submission_query.json")["properties"]["request_type"]["enum"]
-)
-MAX_COUNT = 2000
-_TIMESTAMP = re.compile(schemas.definition("timestamp")["pattern"])
-_DATE = re.compile(schemas.definition("date")["pattern"])
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    selection: Selection
-    reduced: bool
-    request_type: str | None
 
 
 async def get_submission(request: Request) -> Response:
@@ -55,7 +23,7 @@ async def get_submission(request: Request) -> Response:
     found = query_lists(request)
     if takes_plain_page(project):
         return Response(plain_page(service_of(request), project, found), media_type=JSON)
-    query = parse(_decrypted_params(_single_values(found, _SECURE_NAMES), project))
+    query = parse(_decrypted_params(single_values(found, _SECURE_NAMES), project))
     # the plaintext is the page's JSON as a plain project gets it (crypto takes the bytes)
     return json_response(secure.encrypted(page_json(service_of(request), project, query), project))
 
@@ -63,84 +31,6 @@ async def get_submission(request: Request) -> Response:
 def takes_plain_page(project: Project) -> bool:
     """Whether the call is answered by ``plain_page`` (the branch the fast lane may take)."""
     return not secure.is_secure(project)
-
-
-def plain_page(service: Service, project: Project, found: dict[str, list[str]]) -> bytes:
-    """The body of a non-secure project's GET (raises its ApiError): one function for the
-    Starlette route and the fast lane (``fastlane.py``), so they cannot drift apart."""
-    return page_json(service, project, plain_query(found))
-
-
-def plain_query(found: dict[str, list[str]]) -> Query:
-    """The query of a non-secure project's GET (raises its ApiError): a function of the
-    parameters alone, so the fast lane may keep it for the next call."""
-    return parse(_single_values(found, _NAMES))
-
-
-def page_json(service: Service, project: Project, query: Query) -> bytes:
-    """The page as orjson would write ``{"Items": [...], "nextpageKey": {...}}``, joined from
-    each item's JSON. The only code that knows what ``service.read`` returns."""
-    items, next_key = service.read(
-        project, query.selection, reduced=query.reduced, request_type=query.request_type
-    )
-    return _JOINED.page(items, next_key)
-
-
-class _Joined:
-    """Pages joined lately, found again by the identity of their items: stored items are
-    immutable bytes, never changed in place (a change stores new bytes), so the same item
-    objects and next key make the same page. A polled submission is then not copied again
-    per call (nor kept once per call by the journal). Bounded by ``BUDGET`` bytes of pages;
-    the items are kept with their page, so no id can be reused while it is a key."""
-
-    BUDGET = 8 * 1024 * 1024
-
-    def __init__(self) -> None:
-        self.pages: dict[tuple[object, ...], tuple[list[bytes], bytes]] = {}
-        self.size = 0
-
-    def page(self, items: list[bytes], next_key: SortKey | None) -> bytes:
-        key = (next_key, *map(id, items))
-        found = self.pages.get(key)
-        if found is not None:
-            return found[1]
-        body = _join(items, next_key)
-        if len(body) <= self.BUDGET // 8:
-            if self.size + len(body) > self.BUDGET:
-                self.pages.clear()
-                self.size = 0
-            self.pages[key] = (items, body)
-            self.size += len(body)
-        return body
-
-
-def _join(items: list[bytes], next_key: SortKey | None) -> bytes:
-    parts = [b'{"Items":[']
-    for item in items:  # one join, one copy of a page that may be megabytes
-        parts += (item, b",")
-    if items:
-        parts.pop()
-    parts.append(b"]")
-    if next_key is not None:
-        parts += [b',"nextpageKey":', orjson.dumps({"id": next_key[1], "created_at": next_key[0]})]
-    parts.append(b"}")
-    return b"".join(parts)
-
-
-_JOINED = _Joined()
-
-
-# --- the query ---
-
-
-def _single_values(found: dict[str, list[str]], allowed: Container[str]) -> dict[str, str]:
-    for name in found:
-        if name not in allowed:
-            raise ERR.error("invalid_parameter", name)
-    for name, values in found.items():
-        if len(values) > 1:
-            raise ERR.error("invalid_format", name)
-    return {name: values[0] for name, values in found.items()}
 
 
 def _decrypted_params(params: dict[str, str], project: Project) -> dict[str, str]:
@@ -160,51 +50,3 @@ def _decrypted_params(params: dict[str, str], project: Project) -> dict[str, str
         if not isinstance(value, str):
             raise ERR.error("invalid_format", name)
     return {**params, **inner}
-
-
-def parse(params: dict[str, str]) -> Query:
-    """Check formats in the table's order; the first failure answers."""
-    count = _count(params.get("count"))
-    after = _after(params.get("nextpage_id"), params.get("nextpage_date"))
-    start = _date(params, "start_date")
-    end = _date(params, "end_date")
-    request_type = params.get("request_type")
-    if request_type is not None and request_type not in REQUEST_TYPES:
-        raise ERR.error("invalid_format", "request_type")
-    sid, userid = params.get("submission_id"), params.get("userid")
-    sel = Selection(sid, userid, params.get("email"), start, end, after, count)
-    return Query(sel, reduced=userid is not None and sid is None, request_type=request_type)
-
-
-def _count(text: str | None) -> int:
-    if text is None:
-        return 50
-    if (
-        not (text.isascii() and text.isdigit() and len(text) <= 4)
-        or not 1 <= int(text) <= MAX_COUNT
-    ):
-        raise ERR.error("invalid_format", "count")
-    return int(text)
-
-
-def _after(page_id: str | None, page_date: str | None) -> tuple[str, str] | None:
-    if page_id is None and page_date is None:
-        return None
-    if page_date is not None and not _TIMESTAMP.fullmatch(page_date):
-        raise ERR.error("invalid_format", "nextpage_date")
-    if page_id is None or page_date is None:
-        raise ERR.error("missing_data")
-    return (page_date, page_id)
-
-
-def _date(params: dict[str, str], name: str) -> str | None:
-    text = params.get(name)
-    if text is None:
-        return None
-    try:
-        if not _DATE.fullmatch(text):
-            raise ValueError(text)
-        date.fromisoformat(text)
-    except ValueError:
-        raise ERR.error("invalid_format", name) from None
-    return text

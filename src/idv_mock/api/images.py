@@ -21,10 +21,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import schemas
-from idv_mock.api.http import json_response, parse_json, project_of, query_lists, service_of
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.images import SLOTS, decode, media_type
 from idv_mock.errors import GET_IMAGE, PUT_IMAGE
+from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 SUCCESS = {"message": "complete to update image."}
 ID_SLOTS = ("idImage", "idBackImage")
@@ -44,7 +44,7 @@ async def get_image(request: Request) -> Response:
     if slot not in SLOTS:
         raise GET_IMAGE.error("invalid_type", slot)
     try:
-        found = service_of(request).image(project, sid, slot)
+        found = service_of(request).records.image(project, sid, slot)
     except NotFound:
         raise GET_IMAGE.error("invalid_submission") from None
     if found is None:
@@ -75,7 +75,7 @@ def _put(
     request: Request, project: Project, sid: str, admin: str, given: dict[str, bytes], kind: str
 ) -> Response:
     try:
-        service_of(request).put_images(project, sid, admin, given, kind)
+        service_of(request).records.put_images(project, sid, admin, given, kind)
     except AdminNotRegistered:
         raise PUT_IMAGE.error("invalid_admin") from None
     except NotFound:

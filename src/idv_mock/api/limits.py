@@ -19,10 +19,10 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from idv_mock.api.admin import CONTROL_PREFIX, shaped_for
 from idv_mock.api.exposure import Exposure
-from idv_mock.api.http import says_body, send_json
 from idv_mock.errors import GENERIC
+from idv_mock.serving.control import CONTROL_PREFIX, shaped_for
+from idv_mock.serving.http import says_body, send_json
 
 MAX_BODY = 1024 * 1024
 MAX_STATE_BODY = 512 * 1024 * 1024  # PUT /__admin/state: a whole state, 100k submissions

@@ -17,11 +17,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import schemas
-from idv_mock.api import secure
-from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import AdminNotRegistered, InvalidInput, Project
 from idv_mock.errors import MIGRATION as ERR
 from idv_mock.errors import ApiError
+from idv_mock.serving import secure
+from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 _DATE = re.compile(schemas.definition("date")["pattern"])
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
@@ -89,7 +89,7 @@ async def migrate_submission(request: Request) -> Response:
         if not isinstance(value, str) or not FIELDS[name][1](value):
             raise ERR.error("invalid_format", name)
     try:
-        sub = service_of(request).migrate(project, body["admin"], overrides(body))
+        sub = service_of(request).records.migrate(project, body["admin"], overrides(body))
     except AdminNotRegistered:
         raise ERR.error("invalid_admin") from None
     except InvalidInput as exc:  # a value the stored resource's schema refuses

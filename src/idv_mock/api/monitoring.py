@@ -13,13 +13,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api import secure
-from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.exceptions import Inactive
 from idv_mock.backend.monitoring import UnknownWorklist
 from idv_mock.errors import MISSING_RECORD, ApiError
 from idv_mock.errors import MONITORING as ERR
+from idv_mock.serving import secure
+from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 MAX_IDS = 25
 REQUIRED = ("submissionIds", "admin")
@@ -48,14 +48,14 @@ async def register(request: Request) -> Response:
     project = _project(request, registering=True)
     wid = request.path_params["worklistId"]
     try:
-        service.check_worklist(project, wid, accepting=True)
+        service.screening.check_worklist(project, wid, accepting=True)
     except UnknownWorklist:
         raise ERR.error("unknown_worklist") from None
     except Inactive:
         raise ERR.error("invalid_worklist") from None
     sids, admin = _register_body(await _json(request))
     try:
-        batch = service.monitor(project, wid, sids, admin)
+        batch = service.screening.monitor(project, wid, sids, admin)
     except AdminNotRegistered:
         raise ERR.error("invalid_admin") from None
     if not batch["success"]:
@@ -89,7 +89,7 @@ async def read_record(request: Request) -> Response:
     project = _project(request)
     wid, rid = request.path_params["worklistId"], request.path_params["recordId"]
     try:
-        record = service.monitoring_record(project, wid, rid)
+        record = service.screening.monitoring_record(project, wid, rid)
     except UnknownWorklist:
         raise ERR.error("invalide_worklist") from None
     except NotFound:
@@ -104,7 +104,7 @@ async def delete_records(request: Request) -> Response:
     project = _project(request)
     wid = request.path_params["worklistId"]
     try:
-        service.check_worklist(project, wid, accepting=False)
+        service.screening.check_worklist(project, wid, accepting=False)
     except UnknownWorklist:
         raise ERR.error("invalide_worklist") from None
     body = await _json(request)
@@ -114,7 +114,7 @@ async def delete_records(request: Request) -> Response:
     if not isinstance(admin, str) or not admin:
         raise ERR.error("invalid_payload")
     try:
-        missing = service.delete_records(project, wid, list(body["recordIds"]), admin)
+        missing = service.screening.delete_records(project, wid, list(body["recordIds"]), admin)
     except AdminNotRegistered:
         raise ERR.error("invalid_admin") from None
     if missing:

@@ -12,11 +12,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api import secure
-from idv_mock.api.http import api_key, json_response, parse_json, service_of
 from idv_mock.backend import AdminNotRegistered, InvalidProperty, NotFound, Project
 from idv_mock.backend.edits import PATCH_NAMES
 from idv_mock.errors import PATCH_SUBMISSION as ERR
+from idv_mock.serving import secure
+from idv_mock.serving.http import api_key, json_response, parse_json, service_of
 
 SUCCESS = {"message": "success to edit.", "statusCode": 200}
 TOP_LEVEL = frozenset({"submissionId", "admin", "data", "projectId"})

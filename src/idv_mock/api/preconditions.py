@@ -16,11 +16,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.api.faults import rule_response
-from idv_mock.api.http import parse_json, path_of, project_of, says_body, service_of
 from idv_mock.api.limits import MAX_BODY, too_large
-from idv_mock.backend import Project, Service
+from idv_mock.backend import Project
 from idv_mock.backend.faults import Call, FaultRule
+from idv_mock.backend.time_service import is_due
 from idv_mock.errors import GENERIC, RATE_LIMIT, Family
+from idv_mock.serving.http import parse_json, path_of, project_of, says_body, service_of
 
 Run = Callable[[Request, Family], Awaitable[Response | None]]
 
@@ -46,7 +47,7 @@ async def _body_size(request: Request, family: Family) -> Response | None:
 
 async def _rate_limit(request: Request, family: Family) -> Response | None:
     project = project_of(request)
-    wait = None if project is None else service_of(request).admit_call(project)
+    wait = None if project is None else service_of(request).calls.admit(project)
     if wait is None:
         return None
     error = RATE_LIMIT.error("too_many_requests")
@@ -65,7 +66,7 @@ async def _fault_rules(request: Request, family: Family) -> Response | None:
     def usable(rule: FaultRule) -> bool:
         return "error" not in rule.spec or family.find(rule.spec["error"]) is not None
 
-    fired = service_of(request).fire_fault(project, call, usable)
+    fired = service_of(request).calls.fire_fault(project, call, usable)
     if fired is None:
         return None
     if fired.delay_ms:
@@ -93,14 +94,14 @@ def _faulted(project: Project | None, has_body: bool) -> bool:
 
 
 def _due(project: Project | None, has_body: bool) -> bool:
-    return project is not None and Service.is_due(project)
+    return project is not None and is_due(project)
 
 
 async def _run_due(request: Request, family: Family) -> Response | None:
     """What fell due on the project's clock happens before the call sees the state."""
     project = project_of(request)
     if project is not None:
-        service_of(request).run_due(project)
+        service_of(request).clocks.run_due(project)
     return None
 
 

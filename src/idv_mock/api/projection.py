@@ -14,12 +14,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import schemas
-from idv_mock.api import secure
-from idv_mock.api.http import json_response, parse_json, project_of, service_of
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.projections import FIELDS, LimitReached, NameTaken
 from idv_mock.errors import PROJECTION as ERR
 from idv_mock.errors import ApiError
+from idv_mock.serving import secure
+from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 NAME = re.compile(schemas.load("projection_request.json")["properties"]["name"]["pattern"])
 ALLOWED = frozenset(FIELDS)

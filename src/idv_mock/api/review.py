@@ -16,11 +16,11 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.http import json_response, parse_json, project_of, query_lists, service_of
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.edits import PATCH_NAMES, first_invalid
 from idv_mock.backend.record_service import NotReviewable
 from idv_mock.errors import REVIEW as ERR
+from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 SUCCESS = "Success to review submission."
 # updateFields: the PATCH properties a review may correct (the vendor's example names six)
@@ -56,7 +56,7 @@ def _decide(
 ) -> Response:
     text = comment if status == "rejected" else None
     try:
-        service_of(request).client_review(project, sid, admin, status, text, fields)
+        service_of(request).records.client_review(project, sid, admin, status, text, fields)
     except AdminNotRegistered:
         raise ERR.error("admin_denied") from None
     except NotFound:

@@ -14,13 +14,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api import secure
-from idv_mock.api.http import json_response, parse_json, project_of, query_lists, service_of
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.token_service import PoolFull
 from idv_mock.backend.tokens import TokenIdError, check_token_id
 from idv_mock.errors import TOKENS as ERR
 from idv_mock.errors import ApiError
+from idv_mock.serving import secure
+from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 ALL_IN_POOL = "All tokens are now in the pool"
 QUERY = frozenset({"tokenId", "type", "nextPageKeyId", "nextPageKeyTime"})
@@ -33,7 +33,7 @@ async def register_tokens(request: Request) -> Response:
         raise ERR.error("invalid_payload")
     ids = _ids(body, project)
     try:
-        summary = service_of(request).register_tokens(project, ids)
+        summary = service_of(request).tokens.register(project, ids)
     except PoolFull as exc:
         raise ERR.error("token_limit_exceeded", f"{exc.limit}") from None
     return _answer({"success": True, "message": ALL_IN_POOL, "summary": summary}, project)
@@ -44,15 +44,15 @@ async def read_tokens(request: Request) -> Response:
     query = _query(request)
     service = service_of(request)
     if "type" in query:
-        return _answer({"success": True, "count": service.token_count(project)}, project)
+        return _answer({"success": True, "count": service.tokens.count(project)}, project)
     if "tokenId" in query:
         token_id = query["tokenId"]
         try:
-            found = service.token(project, token_id)
+            found = service.tokens.get(project, token_id)
         except NotFound:
             raise ERR.error("token_not_found") from None
         return _answer({"success": True, "tokenId": token_id, "data": found}, project)
-    return _answer(service.token_page(project, query.get("nextPageKeyId")), project)
+    return _answer(service.tokens.page(project, query.get("nextPageKeyId")), project)
 
 
 async def delete_tokens(request: Request) -> Response:
@@ -64,7 +64,7 @@ async def delete_tokens(request: Request) -> Response:
         raise ERR.error("invalid_payload")
     ids = _ids(body, project)
     try:
-        deleted, missing = service_of(request).delete_tokens(project, ids)
+        deleted, missing = service_of(request).tokens.delete(project, ids)
     except NotFound:
         raise ERR.error("token_id_not_found") from None
     answer = _deleted(len(ids), deleted, len(missing))
@@ -83,7 +83,7 @@ def _delete_oldest(request: Request, project: Project, body: dict[str, Any]) -> 
         raise ERR.error("invalid_payload")
     if count > limit:
         raise ERR.error("request_token_limit_exceeded", f"{limit}")
-    gone = service_of(request).delete_oldest_tokens(project, count)
+    gone = service_of(request).tokens.delete_oldest(project, count)
     answer = _deleted(count, len(gone), 0)
     answer["details"] = {"deleted": gone}
     return _answer(answer, project)

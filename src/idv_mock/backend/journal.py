@@ -26,7 +26,7 @@ MAX_TOTAL_BYTES = 256 * 1024 * 1024
 ROW_OVERHEAD = 512  # the tuple, its numbers, strings and deque slot (headers are shared)
 
 # a row's fields, in order; "response" is the answer's bytes, "duration" in microseconds,
-# "hint" None for most calls. The web layer (api/journaling.py) writes and reads them.
+# "hint" None for most calls. The web layer (serving/journaling.py) writes and reads them.
 FIELDS = (
     "time",
     "method",

@@ -1,9 +1,11 @@
-"""The hosted form (Liveform) as operations of the service.
+"""The hosted form (Liveform): links opened, sessions and their steps, token rules.
 
-Kept apart from ``service.py`` so each stays small; :class:`~idv_mock.backend.Service`
-inherits these methods and provides the lock, clock, factory and webhooks they use. The
-web form and the control API's ``hosted-submissions`` call share ``_hosted_create`` and the
-token rules, so a scenario that shortcuts the form gets what the form would have made.
+``service.liveform``, a part of :class:`~idv_mock.backend.Service` given the service's
+``Core``, its ``Clocks`` (a form's touch runs what fell due; the part's two rules,
+``token_expiry`` and ``incomplete_timeout``, are registered there) and the service's
+checked creation of a submission. The web form and the control API's
+``hosted-submissions`` call share ``_hosted_create`` and the token rules, so a scenario
+that shortcuts the form gets what the form would have made.
 """
 
 from __future__ import annotations
@@ -11,73 +13,55 @@ from __future__ import annotations
 import copy
 import ipaddress
 import secrets
-import threading
 import uuid
 from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from idv_mock import crypto, schemas
 from idv_mock.backend import events, liveform, liveform_flow
+from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.backend.liveform import Link, Refused, TokenUse
-from idv_mock.backend.liveform_flow import FormState, Session, StepInputError
+from idv_mock.backend.liveform_flow import Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock, iso, parse_instant, stamp
-from idv_mock.fake.factory import SubmissionFactory, deep_merge
+from idv_mock.backend.time_service import Clocks
+from idv_mock.clock import iso, parse_instant, stamp
+from idv_mock.fake.factory import deep_merge
 
 Submission = dict[str, Any]
+# the service's checked creation: a project, overrides and the mirrored project options
+Create = Callable[[Project, dict[str, Any], dict[str, Any]], Submission]
 TRUE = ("on", "true", "yes", "1")
 
 
-class LiveformOperations:
-    """Mixin: the hosted form's operations of ``Service``."""
+class HostedForm:
+    """Each project's hosted form: secrets, sessions, steps and the submissions they make."""
 
-    _lock: threading.RLock
-    clock: Clock
-    factory: SubmissionFactory
-    forms: FormState
-    projects: dict[str, Project]
-    changes: int
-
-    if TYPE_CHECKING:  # provided by Service
-
-        def project(self, project_id: str) -> Project: ...
-
-        def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
-
-        def fresh_uuid(self, taken: Container[str]) -> str: ...
-
-        def _catch_up(self, project: Project) -> list[dict[str, Any]]: ...
-
-        def _create_checked(
-            self,
-            project: Project,
-            overrides: dict[str, Any],
-            mirrored: dict[str, Any] | None = None,
-        ) -> Submission: ...
+    def __init__(self, core: Core, clocks: Clocks, create: Create) -> None:
+        self.core = core
+        self.clocks = clocks
+        self.create = create
 
     # --- public operations ---
-    def issue_liveform_secret(self, project_id: str) -> str:
+    def issue_secret(self, project_id: str) -> str:
         """A new secret key for the project's form links (the previous one stops working).
 
         Returned once: nothing reads it back, as the vendor's console shows it once.
         """
-        with self._lock:
-            self.project(project_id)
+        with self.core.lock:
+            self.core.project(project_id)
             secret = secrets.token_urlsafe(24)
-            self.forms.secrets[project_id] = secret
+            self.core.forms.secrets[project_id] = secret
             return secret
 
-    def liveform_open(
-        self, project_id: str, pairs: Iterable[tuple[str, str]], ip: str = ""
-    ) -> Session:
+    def open(self, project_id: str, pairs: Iterable[tuple[str, str]], ip: str = "") -> Session:
         """An applicant opens a link: read it, apply the token rules, start a session.
         ``ip``: the applicant's address (the ``ipAddress`` of the form's webhooks)."""
-        with self._lock:
+        with self.core.lock:
             project = self._form_project(project_id)
-            self._catch_up(project)
+            self.clocks.catch_up(project)
             link = self._read_link(project, pairs)
             self._check_token(project, link)
             self._form_policy(project, link)
@@ -89,23 +73,23 @@ class LiveformOperations:
                 session.injection, session.step = True, "address"
                 session.submission_id = str(target["submission_id"])
                 session.kyc_status = str((target.get("kyc") or {}).get("result", ""))
-            self.forms.add(session)
+            self.core.forms.add(session)
             return copy.deepcopy(session)
 
-    def liveform_session(self, session_id: str) -> Session:
-        with self._lock:
+    def session(self, session_id: str) -> Session:
+        with self.core.lock:
             return copy.deepcopy(self._session(session_id))
 
-    def liveform_return_url(self, project_id: str, values: dict[str, str]) -> str | None:
+    def return_url(self, project_id: str, values: dict[str, str]) -> str | None:
         """Where the form sends the applicant back (option ``return_url``), or None."""
-        with self._lock:
-            project = self.projects.get(project_id)
+        with self.core.lock:
+            project = self.core.projects.get(project_id)
             url = None if project is None else project.options.get("return_url")
         return liveform.with_query(str(url), values) if url else None
 
-    def liveform_choices(self, session_id: str) -> dict[str, list[str]]:
+    def choices(self, session_id: str) -> dict[str, list[str]]:
         """What the country and ID type steps offer the session's applicant."""
-        with self._lock:
+        with self.core.lock:
             session = self._session(session_id)
             project = self._form_project(session.project_id)
             return {
@@ -113,17 +97,17 @@ class LiveformOperations:
                 "id_types": list(project.options["policy_acceptedID"]),
             }
 
-    def liveform_step(self, session_id: str, step: str, form: dict[str, str]) -> Session:
+    def step(self, session_id: str, step: str, form: dict[str, str]) -> Session:
         """The applicant sends a step's form; a step that is not the current one is ignored.
 
         Raises ``StepInputError`` for input the page asks to correct (nothing changes) and
         ``Refused`` when the token expired before the form completed.
         """
-        with self._lock:
+        with self.core.lock:
             session = self._session(session_id)
             if session.step == step and step in self._STEP_HANDLERS:
                 project = self._form_project(session.project_id)
-                self._catch_up(project)
+                self.clocks.catch_up(project)
                 if session.step != step:  # the form timed out meanwhile
                     return copy.deepcopy(session)
                 self._STEP_HANDLERS[step](self, project, session, form)
@@ -138,11 +122,11 @@ class LiveformOperations:
     ) -> Submission:
         """The control API's shortcut of the form: ``token`` is the link's ``encrypted``
         value; the same link, token and projection rules, then the same creation."""
-        with self._lock:
-            project = self.project(project_id)
+        with self.core.lock:
+            project = self.core.project(project_id)
             if outcome not in liveform_flow.OUTCOMES:
                 raise InvalidInput("outcome must be approved, rejected or pending")
-            self._catch_up(project)
+            self.clocks.catch_up(project)
             link = self._read_link(project, [("encrypted", token)])
             self._check_token(project, link)
             return self._hosted_create(project, link, outcome, overrides or {})
@@ -150,7 +134,7 @@ class LiveformOperations:
     # --- the link ---
     def _form_project(self, project_id: str) -> Project:
         try:
-            return self.project(project_id)
+            return self.core.project(project_id)
         except NotFound:
             raise Refused("unknown-project") from None
 
@@ -164,7 +148,7 @@ class LiveformOperations:
         options = project.options
         key, derivation = project.api_key, project.derivation
         if options.get("liveform_key") == "secret":
-            found = self.forms.secrets.get(project.project_id)
+            found = self.core.forms.secrets.get(project.project_id)
             key, derivation = found or "", "sha256"
         gcm = options.get("liveform_cipher") == "gcm"
 
@@ -207,15 +191,15 @@ class LiveformOperations:
         result = liveform_flow.choose(form.get("result") or "success", results, "result")
         sub = self._injection_target(project, session.link)
         assert sub is not None  # an injection session's link names its submission
-        at = stamp(self.clock.now())
+        at = stamp(self.core.clock.now())
         cf = {k: session.link.values[k] for k in events.CF_KEYS if k in session.link.values}
         if result != liveform_flow.INJECTION_SUCCESS:
-            self._fire(project, [events.injection_event(sub, at, cf, fail_code=result)])
+            self.core.fire(project, [events.injection_event(sub, at, cf, fail_code=result)])
             raise Refused("injection-failed", known=session.link.returned())
         new = liveform_flow.injected(sub, address, cf, at)
-        self.changes += 1
+        self.core.changes += 1
         project.store.replace(new)
-        self._fire(project, [events.injection_event(new, at, cf)])
+        self.core.fire(project, [events.injection_event(new, at, cf)])
         session.step = "injected"
 
     # --- tokens ---
@@ -229,7 +213,7 @@ class LiveformOperations:
         if _pooled_only(project) and token not in project.tokens:
             raise Refused("unregistered-token", known=link.returned())
         key = (project.project_id, token)
-        use = self.forms.tokens.get(key)
+        use = self.core.forms.tokens.get(key)
         lifetime = self._token_lifetime(project)
         now = project.clock.peek()
         condition = liveform.token_expiry(use, now, lifetime)
@@ -242,8 +226,10 @@ class LiveformOperations:
         """The token's clock starts when its link is first opened; its expiry falls due
         ``token_expiry_seconds`` later."""
         token = link.get("token")
-        if token and (project.project_id, token) not in self.forms.tokens:
-            use = self.forms.tokens[(project.project_id, token)] = TokenUse(project.clock.now())
+        if token and (project.project_id, token) not in self.core.forms.tokens:
+            use = self.core.forms.tokens[(project.project_id, token)] = TokenUse(
+                project.clock.now()
+            )
             at = use.first_used + self._token_lifetime(project)
             project.schedule.add(at, "token_expiry", {"token": token})
 
@@ -260,23 +246,23 @@ class LiveformOperations:
         if use.expiry_sent or not project.options.get("token_expiry_webhook"):
             return []
         use.expiry_sent = True
-        self._fire(project, [events.token_expired_event(token, condition, iso(at))])
+        self.core.fire(project, [events.token_expired_event(token, condition, iso(at))])
         return ["token_expired"]
 
-    def _expire_token(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
+    def expire_token(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
         """The rule ``token_expiry``: the token's lifetime ended at ``at``."""
         token = str(detail["token"])
         key = (project.project_id, token)
-        use = self.forms.tokens.get(key)
+        use = self.core.forms.tokens.get(key)
         if use is None:  # a restart forgot the use, not the expiry
-            use = self.forms.tokens[key] = TokenUse(at - self._token_lifetime(project))
+            use = self.core.forms.tokens[key] = TokenUse(at - self._token_lifetime(project))
         return self._token_expired(project, token, use, "time", at)
 
-    def _time_out_form(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
+    def time_out_form(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
         """The rule ``incomplete_timeout``: a form nobody finished turns ``rejected``
         (``commentCode`` ``timeout``), sending ``rejected`` only."""
         sid = str(detail["submission_id"])
-        session = self.forms.sessions.get(str(detail.get("session_id", "")))
+        session = self.core.forms.sessions.get(str(detail.get("session_id", "")))
         if sid in project.store or (session is not None and session.step == "done"):
             return []
         link = session.link if session else Link(project.project_id, values=detail.get("link", {}))
@@ -341,7 +327,7 @@ class LiveformOperations:
         session.step = "done"
 
     _STEP_HANDLERS: ClassVar[
-        dict[str, Callable[[LiveformOperations, Project, Session, dict[str, str]], None]]
+        dict[str, Callable[[HostedForm, Project, Session, dict[str, str]], None]]
     ] = {
         "consent": _consent,
         "country": _country,
@@ -359,10 +345,10 @@ class LiveformOperations:
 
     def _start_document(self, project: Project, session: Session) -> None:
         """Reserve the submission's id, fill the sample document, send ``created``."""
-        reserved = {s.submission_id for s in self.forms.sessions.values()}
-        session.submission_id = self.fresh_uuid(_Either(project.store.blobs, reserved))
+        reserved = {s.submission_id for s in self.core.forms.sessions.values()}
+        session.submission_id = self.core.fresh_uuid(_Either(project.store.blobs, reserved))
         now = project.clock.now()
-        identity = self.factory.identity(now, {"nationality": session.country})
+        identity = self.core.factory.identity(now, {"nationality": session.country})
         session.document = liveform_flow.prefill(identity)
         at = now + timedelta(seconds=project.seconds("incomplete_timeout_seconds"))
         detail = {"submission_id": session.submission_id, "session_id": session.session_id}
@@ -386,10 +372,10 @@ class LiveformOperations:
             retry_code=retry_code, attempts=session.retries if retry_code else 0,
             hidden=hidden, style=str(project.options["projection_style"]), projection=projection,
         )  # fmt: skip
-        self._fire(project, [event])
+        self.core.fire(project, [event])
 
     def _session(self, session_id: str) -> Session:
-        found = self.forms.sessions.get(session_id)
+        found = self.core.forms.sessions.get(session_id)
         if found is None:
             raise Refused("session")
         return found
@@ -421,9 +407,9 @@ class LiveformOperations:
                 "projectionName": policy.name,
             }
         mirrored = liveform.policies(project.project_options(), link)
-        sub = self._create_checked(project, merged, mirrored=mirrored)
+        sub = self.create(project, merged, mirrored)
         if token:
-            use = self.forms.tokens.setdefault(
+            use = self.core.forms.tokens.setdefault(
                 (project.project_id, token), TokenUse(project.clock.peek())
             )
             use.submission_id = sub["submission_id"]
@@ -432,7 +418,7 @@ class LiveformOperations:
             hidden = project.projections.applied[sub["submission_id"]] = list(policy.fields)
         style = str(project.options["projection_style"])
         batch = events.creation_events(sub, hidden, style)
-        self._fire(project, [e for e in batch if only in (None, e.trigger)])
+        self.core.fire(project, [e for e in batch if only in (None, e.trigger)])
         return sub
 
 

@@ -1,21 +1,24 @@
-"""The vendor's record calls beyond api-v3.md, as operations of the service: client review,
-images and migration (endpoints.md 5-8, 10.2-10.4).
+"""The vendor's record calls beyond api-v3.md: client review, images and migration
+(endpoints.md 5-8, 10.2-10.4).
 
-Kept apart from ``service.py`` so each stays small; :class:`~idv_mock.backend.Service`
-inherits these methods and provides the lock, clock, store access and webhooks.
+``service.records``, a part of :class:`~idv_mock.backend.Service` given the service's
+``Core`` and its checked creation of a submission (for a migration).
 """
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from idv_mock.backend import derive, duplicates, edits, events, images
+from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import AdminNotRegistered, BackendError
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock, iso, stamp
+from idv_mock.clock import iso, stamp
 
 Submission = dict[str, Any]
+# the service's checked creation of a submission in a project from overrides
+Create = Callable[[Project, dict[str, Any]], Submission]
 # what a migrated submission never has: no OCR is run and no image is sent (endpoints.md 10.3)
 NOT_MIGRATED = ("OCR_raw", "ocr")
 
@@ -28,25 +31,12 @@ class NotReviewable(BackendError):
         self.reason = reason
 
 
-class RecordOperations:
-    """Mixin: POST /submission/review, GET /image and PUT /submission/image, migration."""
+class RecordCalls:
+    """POST /submission/review, GET /image and PUT /submission/image, migration."""
 
-    _lock: threading.RLock
-    changes: int
-    clock: Clock
-
-    if TYPE_CHECKING:  # provided by Service
-
-        def _live(self, project: Project, sid: str, shared: bool = False) -> Submission: ...
-
-        def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
-
-        def _create_checked(
-            self,
-            project: Project,
-            overrides: dict[str, Any],
-            mirrored: dict[str, Any] | None = None,
-        ) -> Submission: ...
+    def __init__(self, core: Core, create: Create) -> None:
+        self.core = core
+        self.create = create
 
     # --- client review ---
     def client_review(
@@ -61,16 +51,16 @@ class RecordOperations:
         """Decide a pending submission: ``fields`` (PATCH names, checked by the caller) are
         written, the result stamped with reviewer ``agent``; ``updated`` (with fields), then
         ``approved`` or ``rejected`` are sent."""
-        with self._lock:
+        with self.core.lock:
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
-            old = self._live(project, sid)
+            old = self.core.live(project, sid)
             if project.options.get("reviewer") != "client":
                 raise NotReviewable("agent")
             if (old.get("kyc") or {}).get("result") != "pending":
                 raise NotReviewable("not_pending")
-            self.changes += 1
-            moment = self.clock.now()
+            self.core.changes += 1
+            moment = self.core.clock.now()
             new = edits.apply_changes(old, {**fields, "kycStatus": status})
             kinds = {
                 duplicates.KIND_OF_PROPERTY[p] for p in fields if p in duplicates.KIND_OF_PROPERTY
@@ -88,15 +78,15 @@ class RecordOperations:
                 [events.updated_event(new, admin, when, fields, hidden, style)] if fields else []
             )
             batch += events.decision_events(new, hidden, style, reviewer="agent")
-            self._fire(project, batch)
+            self.core.fire(project, batch)
             return new
 
     # --- images ---
     def image(self, project: Project, sid: str, slot: str) -> bytes | None:
         """The slot's image: the one put, else the sample; None when the submission names no
         image in that slot (never had one, partially deleted). ``NotFound``: no submission."""
-        with self._lock:
-            sub = self._live(project, sid)
+        with self.core.lock:
+            sub = self.core.live(project, sid)
             if not (sub.get("image") or {}).get(slot):
                 return None
             put = project.images.get(sid, {}).get(slot)
@@ -106,23 +96,23 @@ class RecordOperations:
         self, project: Project, sid: str, admin: str, given: dict[str, bytes], id_type: str
     ) -> Submission:
         """Add or overwrite the submission's images (``idType``, when given, is written too)."""
-        with self._lock:
+        with self.core.lock:
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
-            old = self._live(project, sid)
-            self.changes += 1
+            old = self.core.live(project, sid)
+            self.core.changes += 1
             new = dict(old)
             new["image"] = {**(old.get("image") or {}), **{s: images.url(sid, s) for s in given}}
             if id_type:
                 new["data"] = {**(old.get("data") or {}), "idType": id_type}
-            new["updated_at"] = stamp(self.clock.now())
+            new["updated_at"] = stamp(self.core.clock.now())
             project.store.replace(new)
             project.images[sid] = {**project.images.get(sid, {}), **given}
             return new
 
     def forget_images(self, project: Project, sid: str) -> None:
         """Drop put images the submission no longer names (after a deletion or partial one)."""
-        with self._lock:
+        with self.core.lock:
             sub = project.store.get(sid)
             named = (sub or {}).get("image") or {}
             kept = {s: b for s, b in project.images.get(sid, {}).items() if named.get(s)}
@@ -135,17 +125,17 @@ class RecordOperations:
     def migrate(self, project: Project, admin: str, overrides: dict[str, Any]) -> Submission:
         """A submission from the client's data, with no verification: no OCR, no images;
         ``approved`` or ``rejected`` is sent."""
-        with self._lock:
+        with self.core.lock:
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
-            sub = self._create_checked(project, overrides)
+            sub = self.create(project, overrides)
             bare = {k: v for k, v in sub.items() if k not in NOT_MIGRATED}
             bare["image"] = {slot: "" for slot in images.SLOTS}
             bare["recognition_score"] = bare["service_score"] = ""
             project.store.replace(bare)
             result = str(bare["kyc"]["result"])
             style = str(project.options["projection_style"])
-            self._fire(project, [events.submission_event(result, bare, None, style)])
+            self.core.fire(project, [events.submission_event(result, bare, None, style)])
             return bare
 
 

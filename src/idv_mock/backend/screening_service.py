@@ -1,22 +1,24 @@
-"""AML screening, reports and ongoing monitoring, as operations of the service.
+"""AML screening, reports, watchlists and ongoing monitoring.
 
-Kept apart from ``service.py`` so each stays small; :class:`~idv_mock.backend.Service`
-inherits these methods and provides the lock, clock, factory and webhooks they use.
+``service.screening``, a part of :class:`~idv_mock.backend.Service` given the service's
+``Core`` and its way of creating a submission (for a watchlist person); the service keeps
+the documented names (``watchlist``, ``create_worklist``, ``register_record``, ...) as
+entry points, and registers ``monitoring_cycle`` with its clocks.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-import threading
-from collections.abc import Container
+from collections.abc import Callable, Container
 from datetime import date, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from idv_mock import schemas
 from idv_mock.aml import screening  # report (fpdf, about 0.1 s to import): when one is asked for
 from idv_mock.backend import aml, events
 from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
+from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -28,47 +30,29 @@ from idv_mock.backend.exceptions import (
 )
 from idv_mock.backend.monitoring import Worklist
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock, iso
-from idv_mock.fake.factory import SubmissionFactory
+from idv_mock.clock import iso
 
 Submission = dict[str, Any]
+# creates a submission in a project from overrides (the service's, checked and derived)
+Create = Callable[[str, dict[str, Any]], Submission]
 COUNTRIES = schemas.countries()
 _DATE = re.compile(schemas.definition("date")["pattern"])
 SUCCESS_MESSAGE = "complete to search AML."
 
 
-class ScreeningOperations:
-    """Mixin: the AML and monitoring operations of ``Service``."""
+class Screening:
+    """Each project's AML screening, reports, watchlist and monitoring worklists."""
 
-    _lock: threading.RLock
-    changes: int
-    clock: Clock
-    factory: SubmissionFactory
-
-    if TYPE_CHECKING:  # provided by Service
-
-        def project(self, project_id: str) -> Project: ...
-
-        def _live(self, project: Project, sid: str) -> Submission: ...
-
-        def _fire(self, project: Project, batch: list[events.Event]) -> None: ...
-
-        def fresh_uuid(self, taken: Container[str]) -> str: ...
-
-        def create_submission(
-            self,
-            project_id: str,
-            overrides: dict[str, Any] | None = None,
-            *,
-            fire_webhooks: bool = False,
-        ) -> Submission: ...
+    def __init__(self, core: Core, create_submission: Create) -> None:
+        self.core = core
+        self.create_submission = create_submission
 
     # --- screening ---
     def screen(self, project: Project, sid: str, threshold: int | None) -> dict[str, Any]:
         """POST /submission/aml: match, store the result in ``aml``, one report per match."""
-        with self._lock:
-            self.changes += 1
-            sub = self._live(project, sid)
+        with self.core.lock:
+            self.core.changes += 1
+            sub = self.core.live(project, sid)
             nationality = str((sub.get("data") or {}).get("nationality", ""))
             if nationality not in COUNTRIES:
                 raise InvalidCountry(nationality)
@@ -81,7 +65,7 @@ class ScreeningOperations:
             raw = aml.raw_data(subject, threshold, iso(project.clock.now()), found)
             ids: list[str] = []
             for _ in found:
-                ids.append(self.fresh_uuid({*project.aml.reports, *ids}))
+                ids.append(self.core.fresh_uuid({*project.aml.reports, *ids}))
             result = RED_FLAG if found else NO_MATCH
             matches = [aml.match_json(i, m) for i, m in zip(ids, found, strict=True)]
             state = {"raw_data": raw, "matches": matches}
@@ -90,7 +74,7 @@ class ScreeningOperations:
             self._keep_reports(project, new, raw, ids, found)
             if (new.get("kyc") or {}).get("result") == "approved":  # the vendor screens no other
                 hidden, style = project.hidden_fields(sid), str(project.options["projection_style"])
-                self._fire(project, [events.aml_event(new, hidden, style)])
+                self.core.fire(project, [events.aml_event(new, hidden, style)])
             return {"message": SUCCESS_MESSAGE, "result": result, "raw_data": raw}
 
     @staticmethod
@@ -110,7 +94,7 @@ class ScreeningOperations:
             project.aml.reports[i] = aml.report_info(i, sub, raw, match, others)
 
     def report_pdf(self, project: Project, resource_id: str) -> bytes:
-        with self._lock:
+        with self.core.lock:
             info = project.aml.reports.get(resource_id)
             if info is None:
                 raise NotFound(f"report {resource_id} not found")
@@ -123,9 +107,9 @@ class ScreeningOperations:
         problems = schemas.errors("watchlist_entry.json", spec)
         if problems:
             raise InvalidInput("invalid watchlist entry", problems)
-        with self._lock:
-            self.changes += 1
-            project = self.project(project_id)
+        with self.core.lock:
+            self.core.changes += 1
+            project = self.core.project(project_id)
             if project.aml.entry(spec["entry_id"]) is not None:
                 raise Conflict(f"entry {spec['entry_id']} exists already")
             entry = screening.Entry.from_json({**_ENTRY_DEFAULTS, **spec})
@@ -133,8 +117,8 @@ class ScreeningOperations:
             return entry.to_json()
 
     def watchlist(self, project_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return [e.to_json() for e in self.project(project_id).aml.watchlist()]
+        with self.core.lock:
+            return [e.to_json() for e in self.core.project(project_id).aml.watchlist()]
 
     def watchlist_submission(
         self, project_id: str, entry_id: str, overrides: dict[str, Any] | None = None
@@ -143,8 +127,8 @@ class ScreeningOperations:
         problems = schemas.errors("submission_fields.json", overrides or {})
         if problems:
             raise InvalidInput("invalid overrides", problems)
-        with self._lock:
-            entry = self.project(project_id).aml.entry(entry_id)
+        with self.core.lock:
+            entry = self.core.project(project_id).aml.entry(entry_id)
             if entry is None:
                 raise NotFound(f"watchlist entry {entry_id} not found")
             first, _, last = entry.name.partition(" ")
@@ -161,10 +145,10 @@ class ScreeningOperations:
         problems = schemas.errors("worklist.json", spec)
         if problems or {"created_at", "record_count", "records", "screening"} & set(spec):
             raise InvalidInput("invalid worklist", problems or ["created_at is read-only"])
-        with self._lock:
-            self.changes += 1
-            project = self.project(project_id)
-            wid = spec.get("id") or self.fresh_uuid(project.monitoring.worklists)
+        with self.core.lock:
+            self.core.changes += 1
+            project = self.core.project(project_id)
+            wid = spec.get("id") or self.core.fresh_uuid(project.monitoring.worklists)
             if wid in project.monitoring.worklists:
                 raise Conflict(f"worklist {wid} exists already")
             active = bool(spec.get("active", True))
@@ -176,9 +160,9 @@ class ScreeningOperations:
 
     def set_worklist_active(self, project_id: str, wid: str, active: bool) -> dict[str, Any]:
         """(De)activate; only an active worklist has a search cycle due."""
-        with self._lock:
-            self.changes += 1
-            project = self.project(project_id)
+        with self.core.lock:
+            self.core.changes += 1
+            project = self.core.project(project_id)
             worklist = project.monitoring.get(wid)
             worklist.active = active
             self._cycle_from_now(project, worklist)
@@ -195,9 +179,7 @@ class ScreeningOperations:
             at = project.clock.peek() + cycle
             project.schedule.add(at, "monitoring_cycle", {"worklist_id": worklist.id})
 
-    def _monitoring_cycle(
-        self, project: Project, detail: dict[str, Any], at: datetime
-    ) -> list[str]:
+    def monitoring_cycle(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
         """The rule ``monitoring_cycle``: re-screen the worklist's records against the
         watchlist as it is now; a record that matches an entry it had not matched before is
         updated and its submission gets ``aml_monitor``. The next cycle is scheduled.
@@ -247,12 +229,53 @@ class ScreeningOperations:
         brief = {"recordId": record["id"], "worklistId": worklist.id, "created_at": created}
         style = str(project.options["projection_style"])
         hidden = project.hidden_fields(sub["submission_id"])
-        self._fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
+        self.core.fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
         return True
 
     def worklists(self, project_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return [w.describe() for w in self.project(project_id).monitoring.worklists.values()]
+        with self.core.lock:
+            return [
+                w.describe() for w in self.core.project(project_id).monitoring.worklists.values()
+            ]
+
+    # --- the dashboard's: reads and deletions the control API has not ---
+    def records_of(self, project_id: str, sid: str) -> list[dict[str, Any]]:
+        """Every monitoring record of a submission, each with its worklist's id and name."""
+        with self.core.lock:
+            worklists = self.core.project(project_id).monitoring.worklists.values()
+            return [
+                {"worklist_id": w.id, "worklist_name": w.name, **copy.deepcopy(r)}
+                for w in worklists
+                for r in w.records.values()
+                if r.get("submissionId") == sid
+            ]
+
+    def own_watchlist(self, project_id: str) -> list[dict[str, Any]]:
+        """The project's own watchlist entries (the built-in list cannot be changed)."""
+        with self.core.lock:
+            return [e.to_json() for e in self.core.project(project_id).aml.entries]
+
+    def delete_watchlist_entry(self, project_id: str, entry_id: str) -> dict[str, Any]:
+        """Remove one of the project's own entries; later screenings no longer match it."""
+        with self.core.lock:
+            aml = self.core.project(project_id).aml
+            found = next((e for e in aml.entries if e.entry_id == entry_id), None)
+            if found is None:
+                raise NotFound(f"watchlist entry {entry_id} not found in the project's own list")
+            self.core.changes += 1
+            aml.entries.remove(found)
+            return found.to_json()
+
+    def delete_worklist(self, project_id: str, wid: str) -> dict[str, Any]:
+        """Remove a worklist and its records (the API then answers it as unknown)."""
+        with self.core.lock:
+            project = self.core.project(project_id)
+            monitoring = project.monitoring
+            described = monitoring.get(wid).describe()
+            self.core.changes += 1
+            del monitoring.worklists[wid]
+            project.schedule.remove("monitoring_cycle", worklist_id=wid)
+            return described
 
     def register_record(
         self, project_id: str, wid: str, sid: str, admin: str | None = None
@@ -260,8 +283,8 @@ class ScreeningOperations:
         """One submission registered in a worklist outside the API (the control API, the
         dashboard): ``monitor``'s rules and its ``aml_monitor`` webhook, as the project's
         first administrator unless ``admin`` is given; the record."""
-        with self._lock:
-            project = self.project(project_id)
+        with self.core.lock:
+            project = self.core.project(project_id)
             who = admin or (project.admins[0] if project.admins else "")
             try:
                 batch = self.monitor(project, wid, [sid], who)
@@ -276,7 +299,7 @@ class ScreeningOperations:
 
     def check_worklist(self, project: Project, wid: str, *, accepting: bool) -> None:
         """Raise ``UnknownWorklist`` (or ``Inactive`` when ``accepting``) for a bad worklist."""
-        with self._lock:
+        with self.core.lock:
             if accepting:
                 project.monitoring.accepting(wid)
             else:
@@ -284,8 +307,8 @@ class ScreeningOperations:
 
     def monitor(self, project: Project, wid: str, sids: list[str], admin: str) -> dict[str, Any]:
         """Register submissions in an active worklist, each on its own (4.7)."""
-        with self._lock:
-            self.changes += 1
+        with self.core.lock:
+            self.core.changes += 1
             worklist = project.monitoring.accepting(wid)
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
@@ -302,7 +325,7 @@ class ScreeningOperations:
                 else:
                     entry = {"submissionId": sid, "recordIds": [], "status": "failed"}
                     failed.append({**entry, "error": error})
-            self._fire(project, fresh)
+            self.core.fire(project, fresh)
             return {
                 "success": bool(ok),
                 "successCount": len(ok),
@@ -348,7 +371,7 @@ class ScreeningOperations:
         threshold = project.options.get("aml_threshold") or DEFAULT_MONITORING_THRESHOLD
         found = screening.screen(screening.subject_of(sub), project.aml.watchlist(), threshold)
         record = {
-            "id": self.fresh_uuid(taken),
+            "id": self.core.fresh_uuid(taken),
             "name": data["full_name"],
             "submissionId": sub["submission_id"],
             "nationality": data.get("nationality", ""),
@@ -367,7 +390,7 @@ class ScreeningOperations:
         return record, found
 
     def monitoring_record(self, project: Project, wid: str, record_id: str) -> dict[str, Any]:
-        with self._lock:
+        with self.core.lock:
             record = project.monitoring.get(wid).records.get(record_id)
             if record is None:
                 raise NotFound(f"record {record_id} not found")
@@ -377,8 +400,8 @@ class ScreeningOperations:
         self, project: Project, wid: str, record_ids: list[str], admin: str
     ) -> list[str]:
         """Delete the records of this worklist among ``record_ids``; the ids not found."""
-        with self._lock:
-            self.changes += 1
+        with self.core.lock:
+            self.core.changes += 1
             worklist = project.monitoring.get(wid)
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)

@@ -4,23 +4,31 @@ This is what the web layer and the control API call, and what tests drive in-pro
 Operations take the service's lock, so a test thread may seed state while the server
 thread answers requests. ``reset()`` restores a snapshot taken right after seeding,
 which is both faster than seeding again and byte-identical to it.
+
+The service itself holds the projects, the submissions' creation, edits and deletions,
+projections and whole-state documents. Each other area is a part it owns, built on the
+shared ``Core`` (``core.py``) and given what else it uses by name: ``clocks``, ``calls``
+(rate limits, fault rules, journals), ``delivery``, ``tokens``, ``records`` (review,
+images, migration), ``liveform``, ``screening`` (AML and monitoring) and ``dashboard``.
+The names the docs list for in-process use (docs/control-api.md, docs/delivery.md,
+docs/time.md) stay methods of the service, each handing over to its part.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Container
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import orjson
 
-from idv_mock import crypto, schemas
+from idv_mock import schemas
 from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
-from idv_mock.backend.calls import CallOperations, JournalReader
-from idv_mock.backend.dashboard_ops import DashboardOperations
-from idv_mock.backend.delivery_service import DeliveryOperations
+from idv_mock.backend.calls import Calls, JournalReader
+from idv_mock.backend.core import Core
+from idv_mock.backend.dashboard_reads import DashboardReads
+from idv_mock.backend.delivery_service import WebhookDelivery
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -28,17 +36,16 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
-from idv_mock.backend.liveform_flow import FormState
-from idv_mock.backend.liveform_service import LiveformOperations
+from idv_mock.backend.liveform_service import HostedForm
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.backend.record_service import RecordOperations
+from idv_mock.backend.record_service import RecordCalls
 from idv_mock.backend.save_health import SaveHealth
-from idv_mock.backend.screening_service import ScreeningOperations
+from idv_mock.backend.screening_service import Screening
 from idv_mock.backend.store import Selection, SortKey
-from idv_mock.backend.time_service import Rule, TimeOperations
-from idv_mock.backend.token_service import TokenOperations
+from idv_mock.backend.time_service import Clocks, ProjectClock
+from idv_mock.backend.token_service import TokenPools
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
@@ -66,45 +73,36 @@ class ServiceConfig:
     allowed_webhook_hosts: tuple[str, ...] = ()
 
 
-class Service(
-    CallOperations,
-    ScreeningOperations,
-    LiveformOperations,
-    DashboardOperations,
-    TokenOperations,
-    RecordOperations,
-    TimeOperations,
-    DeliveryOperations,
-):
-    # what each kind of due item does when the project's clock reaches it (README "Time")
-    _RULES: ClassVar[dict[str, Rule]] = {
-        "token_expiry": LiveformOperations._expire_token,
-        "incomplete_timeout": LiveformOperations._time_out_form,
-        "monitoring_cycle": ScreeningOperations._monitoring_cycle,
-    }
-
+class Service:
     def __init__(
         self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
     ) -> None:
         """``start``: the seeded start state as ``export_state`` gave it for this same
         config (the pytest plugin keeps one in pytest's cache), restored instead of seeding
         again: no Faker to load, and byte for byte what seeding would make."""
-        self.config = config or ServiceConfig()
-        self._lock = threading.RLock()  # private: every read and change of state is a method
-        self.changes = 0  # bumped by every change of lasting state: saves skip an idle state
-        self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
-        self.journal_reader: JournalReader | None = None  # set by the web layer that records
-        self._journal_bytes = 0
-        self.factory = SubmissionFactory(self.config.random_seed)
-        self.forms = FormState()  # the hosted form's sessions, token uses and secrets
-        cfg = self.config
+        self.config = cfg = config or ServiceConfig()
         rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
-        self.webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
-        self.webhooks.pause = self.webhook_pause  # a frozen project's retries wait on its clock
-        self.webhooks.now = self.webhook_now  # and its delivery delays
-        self.clock = Clock(self.config.clock_mode)
-        self.projects: dict[str, Project] = {}
-        self._by_key: dict[str, Project] = {}
+        webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
+        factory = SubmissionFactory(cfg.random_seed)
+        self._core = core = Core(factory, webhooks, Clock(cfg.clock_mode))
+        self._lock = core.lock  # private: every read and change of state is a method
+        self.factory, self.forms, self.webhooks = factory, core.forms, webhooks
+        self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
+        # its parts, each owning one area, given the core (and what else they use) explicitly
+        self.clocks = Clocks(core)
+        self.calls = Calls(core)
+        self.delivery = WebhookDelivery(core)
+        self.tokens = TokenPools(core)
+        self.records = RecordCalls(core, self._create_checked)
+        self.liveform = HostedForm(core, self.clocks, self._create_checked)
+        self.screening = Screening(core, self.create_submission)
+        self.dashboard = DashboardReads(core, self.clocks)
+        # what each kind of due item does when a project's clock reaches it (README "Time")
+        self.clocks.on("token_expiry", self.liveform.expire_token)
+        self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
+        self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
+        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
+        webhooks.now = self.clocks.webhook_now  # and its delivery delays
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -117,6 +115,43 @@ class Service(
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
+
+    # --- what the core holds, read here as before ---
+    @property
+    def clock(self) -> Clock:
+        """The server's clock (each project has its own, ``project.clock``)."""
+        return self._core.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._core.clock = clock
+
+    @property
+    def projects(self) -> dict[str, Project]:
+        """Every project by id (replaced whole by a reset or an import)."""
+        return self._core.projects
+
+    @projects.setter
+    def projects(self, projects: dict[str, Project]) -> None:
+        self._core.projects = projects
+
+    @property
+    def changes(self) -> int:
+        """Bumped by every change of lasting state: the state file's saver skips an idle state."""
+        return self._core.changes
+
+    @changes.setter
+    def changes(self, changes: int) -> None:
+        self._core.changes = changes
+
+    @property
+    def journal_reader(self) -> JournalReader | None:
+        """How a journal entry is made readable: set by the web layer that records them."""
+        return self.calls.reader
+
+    @journal_reader.setter
+    def journal_reader(self, reader: JournalReader | None) -> None:
+        self.calls.reader = reader
 
     # --- start state ---
     def _seed(self) -> None:
@@ -164,7 +199,7 @@ class Service(
             projects = [self._configured(snapshots.clone(p)) for p in starts]
         self.clock = clock
         self.projects = {p.project_id: p for p in projects}
-        self._by_key = {p.api_key: p for p in projects}
+        self._core.by_key = {p.api_key: p for p in projects}
         self.forms.clear()
 
     def _configured(self, project: Project) -> Project:
@@ -179,8 +214,8 @@ class Service(
             with snapshots.no_gc():
                 fresh = self._configured(snapshots.clone(self._project_starts[project_id]))
             self.projects[project_id] = fresh
-            del self._by_key[old.api_key]
-            self._by_key[fresh.api_key] = fresh
+            del self._core.by_key[old.api_key]
+            self._core.by_key[fresh.api_key] = fresh
             self.webhooks.clear(project_id)
             self.forms.clear(project_id)
             return fresh
@@ -192,8 +227,7 @@ class Service(
     def close(self) -> None:
         """Stop webhook delivery threads (deliveries in flight are abandoned) and the clock
         watcher, if any."""
-        if self._clock_watch is not None:
-            self._clock_watch.set()
+        self.clocks.stop_watching()
         self.webhooks.close()
 
     # --- projects ---
@@ -203,7 +237,7 @@ class Service(
             project = Project.from_input(spec, "")
             if project.project_id in self.projects:
                 raise Conflict(f"project {project.project_id} already exists")
-            if project.api_key in self._by_key:
+            if project.api_key in self._core.by_key:
                 raise Conflict("api_key is already used by another project")
             project.created_at = iso(self.clock.now())
             # its own time from here on, starting where the server's stands
@@ -211,7 +245,7 @@ class Service(
             project.options["clock_mode"] = mode
             project.clock = self.clock.copy(mode)
             self.projects[project.project_id] = project
-            self._by_key[project.api_key] = project
+            self._core.by_key[project.api_key] = project
             self._project_starts[project.project_id] = snapshots.clone(project)
             return self._configured(project)
 
@@ -263,13 +297,22 @@ class Service(
             return removed
 
     def project(self, project_id: str) -> Project:
-        found = self.projects.get(project_id)
-        if found is None:
-            raise NotFound(f"project {project_id} not found")
-        return found
+        return self._core.project(project_id)
 
     def project_for_key(self, api_key: str) -> Project | None:
-        return self._by_key.get(api_key)
+        return self._core.by_key.get(api_key)
+
+    def describe_projects(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [p.describe() for p in self.projects.values()]
+
+    def project_ids(self) -> list[str]:
+        with self._lock:
+            return list(self.projects)
+
+    def submission_counts(self) -> dict[str, int]:
+        with self._lock:
+            return {pid: len(p.store) for pid, p in self.projects.items()}
 
     # --- submissions: creation ---
     def create_submission(
@@ -288,7 +331,7 @@ class Service(
                 raise InvalidInput("projection is recorded by the hosted form only")
             sub = self._create_checked(self.project(project_id), overrides or {})
             if fire_webhooks:
-                self._fire(self.project(project_id), events.creation_events(sub, None, "omit"))
+                self._core.fire(self.project(project_id), events.creation_events(sub, None, "omit"))
             return sub
 
     def _create_checked(
@@ -399,7 +442,7 @@ class Service(
             if not project.is_admin(admin):
                 raise AdminNotRegistered(admin)
             # kept: every step below copies what it changes (copy-on-write), never ``old``
-            old = self._live(project, sid, shared=keep)
+            old = self._core.live(project, sid, shared=keep)
             moment = project.clock.now()
             now = stamp(moment)
             edited = edits.apply_changes(old, changes)
@@ -433,7 +476,7 @@ class Service(
         batch = [events.updated_event(new, admin, when, changed, hidden, style)]
         if "kycStatus" in changed:
             batch += events.decision_events(new, hidden, style, reviewer="agent")
-        self._fire(project, batch)
+        self._core.fire(project, batch)
 
     @staticmethod
     def _edit_stamps(sub: Submission, changes: dict[str, str], admin: str, now: str) -> Submission:
@@ -451,15 +494,15 @@ class Service(
         """Delete a submission for good, keeping only what identifies no one (4.3)."""
         with self._lock:
             self.changes += 1
-            old = self._live(project, sid)
+            old = self._core.live(project, sid)
             new = views.retained(old)
             project.store.replace(new)
             project.store.dups.exclude(sid, duplicates.KINDS)
             project.aml.forget(sid)
-            self.forget_images(project, sid)
+            self.records.forget_images(project, sid)
             if admin_name:
                 when = iso(project.clock.now())
-                self._fire(project, [events.delete_event(sid, admin_name, when)])
+                self._core.fire(project, [events.delete_event(sid, admin_name, when)])
             return new
 
     def delete_parts(
@@ -468,38 +511,12 @@ class Service(
         """Delete parts of a submission (4.4); deleted checked parts end duplicate checks."""
         with self._lock:
             self.changes += 1
-            old = self._live(project, sid)
+            old = self._core.live(project, sid)
             new, ended = edits.remove_parts(old, parts, data_fields)
             project.store.replace(new)
             project.store.dups.exclude(sid, ended)
-            self.forget_images(project, sid)
+            self.records.forget_images(project, sid)
             return new
-
-    def _live(self, project: Project, sid: str, shared: bool = False) -> Submission:
-        """The submission unless deleted; ``shared``: the store's decoded copy, which the
-        caller must not change (``SubmissionStore.shared``), else a fresh one."""
-        sub = project.store.shared(sid) if shared else project.store.get(sid)
-        if sub is None or views.is_deleted(sub):
-            raise NotFound(f"submission {sid} not found")
-        return sub
-
-    def _fire(self, project: Project, batch: list[events.Event]) -> None:
-        """Send webhooks to the project's URL (none without one), encrypted on a secure
-        project, as the project's delivery levers say."""
-        url = project.options.get("webhook_url")
-        if not url:
-            return
-        derivation = project.derivation
-        for event in batch:
-            body = event.payload
-            if project.secure:
-                body = {
-                    "data": crypto.encrypt(body, project.api_key, derivation),
-                    "isEncrypted": True,
-                }
-            self.webhooks.send(
-                project.project_id, str(url), event.name, event.payload, body, project.delivery
-            )
 
     # --- projection policies ---
     def create_projection(
@@ -508,9 +525,14 @@ class Service(
         with self._lock:
             self.changes += 1
             project.projections.ensure_room(name)
-            pid = self.fresh_uuid(project.projections.policies)
+            pid = self._core.fresh_uuid(project.projections.policies)
             policy = Policy(pid, name, mode, fields, iso(project.clock.now()))
             return project.projections.add(policy)
+
+    def projections(self, project: Project) -> list[dict[str, Any]]:
+        """The project's projection policies, as GET /projection lists them."""
+        with self._lock:
+            return [p.describe() for p in project.projections.policies.values()]
 
     def projection(self, project: Project, projection_id: str) -> Policy:
         with self._lock:
@@ -521,13 +543,67 @@ class Service(
             self.changes += 1
             return project.projections.delete(projection_id)
 
-    def fresh_uuid(self, taken: Container[str]) -> str:
-        """A factory id not in ``taken``: an imported state may hold the ids the factory's
-        sequence is about to draw again."""
-        found = self.factory.uuid()
-        while found in taken:
-            found = self.factory.uuid()
-        return found
+    # --- documented entry points (docs/control-api.md, delivery.md, time.md) to the parts ---
+    def delivery_levers(self, project_id: str) -> dict[str, Any]:
+        return self.delivery.levers(project_id)
+
+    def set_delivery_levers(self, project_id: str, doc: Any) -> dict[str, Any]:
+        return self.delivery.set_levers(project_id, doc)
+
+    def release_webhooks(self, project_id: str, doc: Any) -> list[str]:
+        return self.delivery.release(project_id, doc)
+
+    def deliveries_in(self, project_id: str, state: str | None) -> list[dict[str, Any]]:
+        return self.delivery.in_state(project_id, state)
+
+    def resend(self, project_id: str, delivery_id: str) -> dict[str, Any]:
+        return self.delivery.resend(project_id, delivery_id)
+
+    def issue_liveform_secret(self, project_id: str) -> str:
+        return self.liveform.issue_secret(project_id)
+
+    def hosted_submission(
+        self, project_id: str, token: str, outcome: str, overrides: dict[str, Any] | None = None
+    ) -> Submission:
+        return self.liveform.hosted_submission(project_id, token, outcome, overrides)
+
+    def watchlist(self, project_id: str) -> list[dict[str, Any]]:
+        return self.screening.watchlist(project_id)
+
+    def add_watchlist_entry(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return self.screening.add_watchlist_entry(project_id, spec)
+
+    def watchlist_submission(
+        self, project_id: str, entry_id: str, overrides: dict[str, Any] | None = None
+    ) -> Submission:
+        return self.screening.watchlist_submission(project_id, entry_id, overrides)
+
+    def worklists(self, project_id: str) -> list[dict[str, Any]]:
+        return self.screening.worklists(project_id)
+
+    def create_worklist(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return self.screening.create_worklist(project_id, spec)
+
+    def set_worklist_active(self, project_id: str, wid: str, active: bool) -> dict[str, Any]:
+        return self.screening.set_worklist_active(project_id, wid, active)
+
+    def register_record(
+        self, project_id: str, wid: str, sid: str, admin: str | None = None
+    ) -> dict[str, Any]:
+        return self.screening.register_record(project_id, wid, sid, admin)
+
+    def project_clock(self, project_id: str) -> ProjectClock:
+        """A handle on the project's clock (``.now``, ``.due``, ``.advance(hours=3)``)."""
+        return self.clocks.handle(project_id)
+
+    def clock_of(self, project_id: str) -> dict[str, Any]:
+        return self.clocks.describe(project_id)
+
+    def advance_clock(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+        return self.clocks.advance(project_id, spec)
+
+    def watch_clocks(self, interval: float = 1.0) -> threading.Event:
+        return self.clocks.watch(interval)
 
     # --- whole state ---
     def export_state(self) -> dict[str, Any]:

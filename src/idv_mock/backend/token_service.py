@@ -1,21 +1,20 @@
 """The token pool as operations of the service (``/v3/submission/tokens``; endpoints.md 1-4).
 
-Kept apart from ``service.py`` so each stays small; :class:`~idv_mock.backend.Service`
-inherits these methods and provides the lock and the clock. A token's uses are the hosted
+``service.tokens``, a part of :class:`~idv_mock.backend.Service` given the service's
+``Core`` (its lock, clock and the hosted form's state). A token's uses are the hosted
 form's (``FormState.tokens``), so what the form did with a token shows in its life here.
 """
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from idv_mock.backend import tokens
+from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import BackendError, NotFound
-from idv_mock.backend.liveform_flow import FormState
 from idv_mock.backend.projects import Project
-from idv_mock.clock import Clock, iso
+from idv_mock.clock import iso
 
 
 class PoolFull(BackendError):
@@ -26,26 +25,20 @@ class PoolFull(BackendError):
         self.limit = limit
 
 
-class TokenOperations:
-    """Mixin: register, read and delete a project's pool tokens."""
+class TokenPools:
+    """Register, read and delete each project's pool tokens."""
 
-    _lock: threading.RLock
-    changes: int
-    clock: Clock
-    forms: FormState
+    def __init__(self, core: Core) -> None:
+        self.core = core
 
-    if TYPE_CHECKING:  # provided by Service
-
-        def project(self, project_id: str) -> Project: ...
-
-    def register_tokens(self, project: Project, ids: list[str]) -> dict[str, int]:
+    def register(self, project: Project, ids: list[str]) -> dict[str, int]:
         """Add (or overwrite) the tokens; all or none (``PoolFull``). Answers the summary."""
-        with self._lock:
+        with self.core.lock:
             limit = int(project.options["token_pool_limit"])
             if len(project.tokens) + project.tokens.room_for(ids) > limit:
                 raise PoolFull(limit)
-            self.changes += 1
-            project.tokens.register(ids, iso(self.clock.now()))
+            self.core.changes += 1
+            project.tokens.register(ids, iso(self.core.clock.now()))
             submitted = len(ids)
             return {
                 "totalSubmitted": submitted,
@@ -54,17 +47,17 @@ class TokenOperations:
                 "failed": 0,
             }
 
-    def token(self, project: Project, token_id: str) -> dict[str, Any]:
+    def get(self, project: Project, token_id: str) -> dict[str, Any]:
         """One pool token with its life; ``NotFound`` when it is not in the pool."""
-        with self._lock:
+        with self.core.lock:
             when = project.tokens.entries.get(token_id)
             if when is None:
                 raise NotFound(f"token {token_id} not found")
             return self._described(project, token_id, when)
 
-    def token_page(self, project: Project, after: str | None) -> dict[str, Any]:
+    def page(self, project: Project, after: str | None) -> dict[str, Any]:
         """A page of the pool (oldest first) and, when more follow, where the next starts."""
-        with self._lock:
+        with self.core.lock:
             size = int(project.options["token_page_size"])
             chunk, last = project.tokens.page(after, size)
             body: dict[str, Any] = {
@@ -77,30 +70,30 @@ class TokenOperations:
                 body["nextPageKeyTime"] = project.tokens.entries[last]
             return body
 
-    def token_count(self, project: Project) -> int:
-        with self._lock:
+    def count(self, project: Project) -> int:
+        with self.core.lock:
             return len(project.tokens)
 
-    def delete_tokens(self, project: Project, ids: list[str]) -> tuple[int, list[str]]:
+    def delete(self, project: Project, ids: list[str]) -> tuple[int, list[str]]:
         """Remove the tokens found: how many went, and the ones not in the pool. When none
         is in the pool, ``NotFound`` and nothing changes."""
-        with self._lock:
+        with self.core.lock:
             if not any(t in project.tokens for t in ids):
                 raise NotFound("none of the tokens is in the pool")
-            self.changes += 1
-            missing = project.tokens.delete(ids, iso(self.clock.now()))
+            self.core.changes += 1
+            missing = project.tokens.delete(ids, iso(self.core.clock.now()))
             return len(set(ids)) - len(missing), missing
 
-    def delete_oldest_tokens(self, project: Project, count: int) -> list[str]:
+    def delete_oldest(self, project: Project, count: int) -> list[str]:
         """Time-based N deletion: the ``count`` tokens registered first."""
-        with self._lock:
-            self.changes += 1
-            return project.tokens.delete_oldest(count, iso(self.clock.now()))
+        with self.core.lock:
+            self.core.changes += 1
+            return project.tokens.delete_oldest(count, iso(self.core.clock.now()))
 
-    def token_lives(self, project_id: str, limit: int = 200) -> list[dict[str, Any]]:
+    def lives(self, project_id: str, limit: int = 200) -> list[dict[str, Any]]:
         """The newest pool tokens and the recently deleted ones, for the dashboard."""
-        with self._lock:
-            project = self.project(project_id)
+        with self.core.lock:
+            project = self.core.project(project_id)
             entries = list(project.tokens.entries.items())[-limit:][::-1]
             found = [self._described(project, t, when) for t, when in entries]
             gone = list(project.tokens.deleted.items())[-limit:][::-1]
@@ -112,7 +105,7 @@ class TokenOperations:
         return project.clock.peek()
 
     def _described(self, project: Project, token_id: str, when: str) -> dict[str, Any]:
-        use = self.forms.tokens.get((project.project_id, token_id))
+        use = self.core.forms.tokens.get((project.project_id, token_id))
         lifetime = timedelta(seconds=project.seconds("token_expiry_seconds"))
         status = tokens.life(use, self._token_now(project), lifetime)
         found: dict[str, Any] = {

@@ -99,6 +99,6 @@ def load(name_or_path: str) -> Profile:
 
 def apply(service: Service, project_id: str, profile: Profile) -> None:
     """Put the profile's levers and fault rules on one project."""
-    service.set_delivery_levers(project_id, copy.deepcopy(profile.webhook_delivery))
+    service.delivery.set_levers(project_id, copy.deepcopy(profile.webhook_delivery))
     for rule in profile.faults:
         service.add_fault(project_id, copy.deepcopy(rule))

@@ -51,27 +51,29 @@ class ServiceControl:
         return str(sub["submission_id"])
 
     def hosted(self, pid: str, token: str, outcome: str, overrides: dict[str, Any]) -> str:
-        return str(self.service.hosted_submission(pid, token, outcome, overrides)["submission_id"])
+        return str(
+            self.service.liveform.hosted_submission(pid, token, outcome, overrides)["submission_id"]
+        )
 
     def projection(self, pid: str, name: str, mode: str, fields: list[str]) -> str:
         project = self.service.project(pid)
         return self.service.create_projection(project, name, mode, fields).projection_id
 
     def watch(self, pid: str, entry: dict[str, Any]) -> None:
-        self.service.add_watchlist_entry(pid, entry)
+        self.service.screening.add_watchlist_entry(pid, entry)
 
     def watchlist_submission(self, pid: str, entry_id: str, overrides: dict[str, Any]) -> str:
-        sub = self.service.watchlist_submission(pid, entry_id, overrides)
+        sub = self.service.screening.watchlist_submission(pid, entry_id, overrides)
         return str(sub["submission_id"])
 
     def worklist(self, pid: str, spec: dict[str, Any]) -> str:
-        return str(self.service.create_worklist(pid, spec)["id"])
+        return str(self.service.screening.create_worklist(pid, spec)["id"])
 
     def tokens(self, pid: str, ids: list[str]) -> None:
-        self.service.register_tokens(self.service.project(pid), ids)
+        self.service.tokens.register(self.service.project(pid), ids)
 
     def delivery(self, pid: str, levers: dict[str, Any]) -> None:
-        self.service.set_delivery_levers(pid, levers)
+        self.service.delivery.set_levers(pid, levers)
 
 
 @dataclass(slots=True)

@@ -19,8 +19,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from idv_mock.api import journaling
-from idv_mock.api.guard import WriteGuard
 from idv_mock.backend import BackendError, NotFound
 from idv_mock.backend.liveform import LANGS, RETURNED, Refused
 from idv_mock.backend.liveform_flow import (
@@ -31,6 +29,8 @@ from idv_mock.backend.liveform_flow import (
     StepInputError,
 )
 from idv_mock.errors import GENERIC, LIVEFORM
+from idv_mock.serving import journaling
+from idv_mock.serving.guard import WriteGuard
 from idv_mock.web.pages import read_form, render, service
 
 ERROR_KEYS = {entry.key for entry in LIVEFORM.entries}
@@ -52,7 +52,7 @@ async def start(request: Request) -> Response:
     lang = request.query_params.get("lang", "en")
     try:
         ip = request.client.host if request.client else ""
-        session = service(request).liveform_open(pid, pairs, ip)
+        session = service(request).liveform.open(pid, pairs, ip)
     except Refused as exc:
         response = _to_error(exc, pid, lang)
         _journal(request, pid, response.status_code, {"error": exc.code}, started)
@@ -100,7 +100,7 @@ async def error_page(request: Request) -> Response:
     lang = _lang(query.get("lang", "en"))
     values = {k: query.get(k, "") for k in RETURNED}
     values.update(submissionId="", kycStatus="", errorCode=entry.code)
-    back = service(request).liveform_return_url(query.get("pid", ""), values)
+    back = service(request).liveform.return_url(query.get("pid", ""), values)
     message = entry.message.replace("{}", query.get("name", "a parameter"))
     context = {"code": entry.code, "message": message, "back": back, "step": "error"}
     return render(request, "liveform/error.html", lang, context, entry.status)
@@ -114,7 +114,7 @@ async def step_page(request: Request) -> Response:
     """The session's current step; any other step's URL leads to the current one."""
     sid, step = request.path_params["session_id"], request.path_params["step"]
     try:
-        session = service(request).liveform_session(sid)
+        session = service(request).liveform.session(sid)
     except Refused as exc:
         return _to_error(exc, "", _lang(request.query_params.get("lang", "en")))
     if step != session.step:
@@ -130,20 +130,20 @@ async def step_form(request: Request) -> Response:
     if form is None:
         raise GENERIC.error("payload_too_large")
     try:
-        session = service(request).liveform_step(sid, step, form)
+        session = service(request).liveform.step(sid, step, form)
     except StepInputError as exc:
-        return _render_step(request, service(request).liveform_session(sid), exc.field, form)
+        return _render_step(request, service(request).liveform.session(sid), exc.field, form)
     except Refused as exc:
         link = _link_of(request, sid)
         return _to_error(exc, link[0], link[1])
     except BackendError:  # the submission refused what the applicant typed
-        return _render_step(request, service(request).liveform_session(sid), "document", form)
+        return _render_step(request, service(request).liveform.session(sid), "document", form)
     return RedirectResponse(_step_url(session), 303)
 
 
 def _link_of(request: Request, sid: str) -> tuple[str, str]:
     try:
-        session = service(request).liveform_session(sid)
+        session = service(request).liveform.session(sid)
     except Refused:
         return "", "en"
     return session.project_id, session.link.lang
@@ -171,13 +171,13 @@ def _render_step(
 def _step_context(request: Request, session: Session) -> dict[str, Any]:
     backend = service(request)
     if session.step in ("country", "id_type"):
-        return backend.liveform_choices(session.session_id)
+        return backend.liveform.choices(session.session_id)
     if session.step == "tester":
         return {"reasons": list(REASONS), "retry_codes": RETRY_CODES}
     if session.step == "address":
         return {"results": INJECTION_RESULTS}
     if session.step == "done":
-        back = backend.liveform_return_url(session.project_id, session.returned())
+        back = backend.liveform.return_url(session.project_id, session.returned())
         return {"back": back, "returned": session.returned()}
     return {}
 

@@ -16,8 +16,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from idv_mock.api.http import service_of
 from idv_mock.backend import Service, liveform
+from idv_mock.serving.http import service_of
 from idv_mock.web import forgery, i18n
 
 HERE = Path(__file__).parent

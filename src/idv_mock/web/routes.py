@@ -1,6 +1,6 @@
 """Every page's route: the hosted form's, the dashboard's, the static files and the icon.
 
-Imported by ``idv_mock.web.PAGES`` on the first request for a page, not with the app.
+Imported by ``idv_mock.web.LazyPages`` on the first request for a page, not with the app.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 from starlette.middleware import Middleware
 from starlette.routing import BaseRoute, Route
 
-from idv_mock.api.guard import WriteGuard
+from idv_mock.serving.guard import WriteGuard
 from idv_mock.web.dashboard import (
     activity,
     delivery,
@@ -64,7 +64,7 @@ TABLE: tuple[tuple[str, list[str], Handler], ...] = (
     ("/scenarios", POST, scenarios.run),
 )
 
-# a write while the state file cannot be saved is refused 503, as on the API (api/guard.py)
+# a write while the state file cannot be saved is refused 503, as on the API (serving/guard.py)
 GUARD = [Middleware(WriteGuard)]
 ROUTES: list[BaseRoute] = [
     Route(UI + path, page(handler), methods=methods, middleware=GUARD if methods == POST else None)

@@ -28,7 +28,7 @@ async def webhooks(request: Request) -> Response:
     state = request.query_params.get("state", "")
     if state and state not in STATES:
         raise UiError(400, f"state is one of {', '.join(STATES)}")
-    found = service(request).deliveries_in(pid, state or None)[-SHOWN:][::-1]
+    found = service(request).delivery.in_state(pid, state or None)[-SHOWN:][::-1]
     for delivery in found:
         delivery["payload_json"] = pretty(delivery["payload"])
     context = {
@@ -36,7 +36,7 @@ async def webhooks(request: Request) -> Response:
         "deliveries": found,
         "states": STATES,
         "state": state,
-        "levers": service(request).delivery_levers(pid),
+        "levers": service(request).delivery.levers(pid),
     }
     return render(request, "webhooks.html", context)
 
@@ -44,7 +44,7 @@ async def webhooks(request: Request) -> Response:
 async def resend(request: Request) -> Response:
     pid = current_project(request).project_id
     await form(request)
-    again = service(request).resend_delivery(pid, request.path_params["delivery_id"])
+    again = service(request).delivery.resend(pid, request.path_params["delivery_id"])
     return redirect("/webhooks", f"{again['event']} queued again as {again['id']}")
 
 
@@ -55,7 +55,7 @@ async def journal(request: Request) -> Response:
     if method.upper() not in METHODS or not _status_ok(status):
         raise UiError(400, "method is an HTTP method; status is a code (404) or a class (4xx)")
     glob = path if not path or any(c in path for c in "*?[") else f"{path}*"
-    entries = service(request).journal(pid, method or None, glob or None)
+    entries = service(request).calls.journal(pid, method or None, glob or None)
     shown = [_entry(e) for e in reversed(entries) if _status_matches(e.get("status"), status)]
     context = {
         **shell(request, "/journal"),

@@ -19,9 +19,9 @@ from urllib.parse import quote, urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from idv_mock.api.admin import mask_key
 from idv_mock.backend import BackendError, Conflict, NotFound, Project
 from idv_mock.errors import GENERIC, ApiError
+from idv_mock.serving.control import mask_key
 from idv_mock.web import forgery, pages
 from idv_mock.web.pages import read_form
 from idv_mock.web.pages import service as service
@@ -95,7 +95,7 @@ def shell(request: Request, active: str) -> dict[str, Any]:
         "pid": pid,
         "projects": backend.project_ids(),
         "masked_key": mask_key(project.api_key),
-        "pulse": backend.dashboard_pulse(pid),
+        "pulse": backend.dashboard.pulse(pid),
         "active": active,
         "back": active,
     }

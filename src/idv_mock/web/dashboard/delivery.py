@@ -20,7 +20,7 @@ ORDERS = ("queued", "reversed", "shuffle")
 async def set_levers(request: Request) -> Response:
     pid = current_project(request).project_id
     levers = _levers(await form(request))
-    found = service(request).set_delivery_levers(pid, levers)
+    found = service(request).delivery.set_levers(pid, levers)
     return redirect("/webhooks", f"delivery levers set: {found or 'prompt delivery'}")
 
 
@@ -54,5 +54,5 @@ async def release(request: Request) -> Response:
         seed = int(fields.get("seed") or 0)
     except ValueError:
         raise UiError(400, "seed is a whole number") from None
-    released = service(request).release_webhooks(pid, {"order": order, "seed": seed})
+    released = service(request).delivery.release(pid, {"order": order, "seed": seed})
     return redirect("/webhooks", f"{len(released)} held deliveries released ({order})")

@@ -6,8 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from idv_mock.api.admin import mask_key
-from idv_mock.api.exposure import TOKEN_COOKIE
+from idv_mock.serving.control import TOKEN_COOKIE, mask_key
 from idv_mock.web.dashboard.common import (
     NAV,
     UI,
@@ -28,7 +27,7 @@ async def projects(request: Request) -> Response:
     for described in backend.describe_projects():
         pid = described["project_id"]
         described["api_key"] = mask_key(str(described["api_key"]))
-        rows.append({**described, "counts": backend.dashboard_counts(pid)})
+        rows.append({**described, "counts": backend.dashboard.counts(pid)})
     return render(request, "projects.html", {**shell(request, "/"), "rows": rows})
 
 
@@ -57,7 +56,7 @@ async def reset_project(request: Request) -> Response:
 async def pulse(request: Request) -> Response:
     """The current project's change stamp, for the live script of every page."""
     pid = current_project(request).project_id
-    stamp = service(request).dashboard_pulse(pid)
+    stamp = service(request).dashboard.pulse(pid)
     return JSONResponse({"pulse": stamp}, headers={"Cache-Control": "no-store"})
 
 

@@ -16,8 +16,8 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.aml.screening import builtin_watchlist
-from idv_mock.api.faults import unknown_errors
-from idv_mock.api.http import parse_json
+from idv_mock.serving.fault_rules import unknown_errors
+from idv_mock.serving.http import parse_json
 from idv_mock.web.dashboard.common import (
     UiError,
     current_project,
@@ -138,7 +138,7 @@ async def delete_projection(request: Request) -> Response:
 
 async def watchlist(request: Request) -> Response:
     pid = current_project(request).project_id
-    own = service(request).own_watchlist(pid)
+    own = service(request).screening.own_watchlist(pid)
     builtin = len(builtin_watchlist())
     context = {**shell(request, "/watchlist"), "entries": own, "builtin": builtin}
     return render(request, "watchlist.html", context)
@@ -156,14 +156,14 @@ async def add_watchlist_entry(request: Request) -> Response:
     aliases = [a.strip() for a in fields.get("aliases", "").split(",") if a.strip()]
     if aliases:
         spec["aliases"] = aliases
-    entry = service(request).add_watchlist_entry(pid, spec)
+    entry = service(request).screening.add_watchlist_entry(pid, spec)
     return redirect("/watchlist", f"entry {entry['entry_id']} added")
 
 
 async def delete_watchlist_entry(request: Request) -> Response:
     pid = current_project(request).project_id
     await form(request)
-    entry = service(request).delete_watchlist_entry(pid, request.path_params["entry_id"])
+    entry = service(request).screening.delete_watchlist_entry(pid, request.path_params["entry_id"])
     return redirect("/watchlist", f"entry {entry['entry_id']} deleted")
 
 
@@ -172,7 +172,7 @@ async def delete_watchlist_entry(request: Request) -> Response:
 
 async def worklists(request: Request) -> Response:
     pid = current_project(request).project_id
-    found = service(request).worklists(pid)
+    found = service(request).screening.worklists(pid)
     return render(request, "worklists.html", {**shell(request, "/worklists"), "lists": found})
 
 
@@ -182,7 +182,7 @@ async def create_worklist(request: Request) -> Response:
     spec: dict[str, Any] = {"name": fields.get("name", "").strip(), "active": "active" in fields}
     if fields.get("id", "").strip():
         spec["id"] = fields["id"].strip()
-    created = service(request).create_worklist(pid, spec)
+    created = service(request).screening.create_worklist(pid, spec)
     return redirect("/worklists", f"worklist {created['id']} created")
 
 
@@ -192,9 +192,9 @@ async def change_worklist(request: Request) -> Response:
     await form(request)
     wid, action = request.path_params["worklist_id"], request.path_params["action"]
     if action == "delete":
-        service(request).delete_worklist(pid, wid)
+        service(request).screening.delete_worklist(pid, wid)
     elif action in ("activate", "deactivate"):
-        service(request).set_worklist_active(pid, wid, action == "activate")
+        service(request).screening.set_worklist_active(pid, wid, action == "activate")
     else:
         raise UiError(404, "the action is delete, activate or deactivate")
     return redirect("/worklists", f"worklist {wid}: {action}d")
@@ -206,7 +206,7 @@ UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 async def clock(request: Request) -> Response:
     """The project's clock: now, mode, what falls due, and a form to advance it."""
     pid = current_project(request).project_id
-    found = service(request).clock_of(pid)
+    found = service(request).clocks.describe(pid)
     return render(request, "clock.html", {**shell(request, "/clock"), "clock": found})
 
 
@@ -226,6 +226,6 @@ async def advance_clock(request: Request) -> Response:
         if unit is None or not amount >= 0:  # NaN too
             raise UiError(400, "give an amount of 0 or more, and a unit, or an instant")
         spec = {"seconds": amount * unit}
-    done = service(request).advance_clock(pid, spec)
+    done = service(request).clocks.advance(pid, spec)
     fired = len(done["fired"])
     return redirect("/clock", f"now {done['now']}; {fired} due item(s) ran")

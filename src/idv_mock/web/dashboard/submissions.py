@@ -1,6 +1,6 @@
 """Submissions: the list (pages are the API's own), one submission in full, and review.
 
-The list reads through ``get_submission.plain_page``, the very function that answers
+The list reads through ``serving.submission_page.plain_page``, the very function that answers
 ``GET /v3/submission``, so a page here holds the items of the API's page for the same
 query and its "next" link carries the API's ``nextpageKey``. KYC result and "deleted" are
 not API filters: they narrow the items of that page, and the page says how many it hid.
@@ -15,9 +15,9 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.api.get_submission import plain_page
 from idv_mock.backend import Project
 from idv_mock.backend.store import Selection
+from idv_mock.serving.submission_page import plain_page
 from idv_mock.web.dashboard.common import (
     UI,
     UiError,
@@ -109,9 +109,9 @@ async def submission(request: Request) -> Response:
         "stored_json": pretty(stored),
         "returned_json": pretty(returned) if returned is not None else "",
         "differences": _differences(stored, returned),
-        "hidden_fields": backend.hidden_fields_of(project.project_id, sid),
-        "records": backend.monitoring_records_of(project.project_id, sid),
-        "worklists": [w for w in backend.worklists(project.project_id) if w["active"]],
+        "hidden_fields": backend.dashboard.hidden_fields(project.project_id, sid),
+        "records": backend.screening.records_of(project.project_id, sid),
+        "worklists": [w for w in backend.screening.worklists(project.project_id) if w["active"]],
         "admins": list(project.admins),
         "deleted": stored.get("status") == DELETED_STATUS,
         "sections": _sections(stored),
@@ -167,7 +167,7 @@ async def review(request: Request) -> Response:
     reason = fields.get("reason", "").strip()
     if reason:
         changes["memo"] = f"{status}: {reason}"[:2000]
-    service(request).review(project, sid, admin, changes)
+    service(request).edit(project, sid, admin, changes)
     return redirect(f"/submissions/{sid}", f"kycStatus set to {status} by {admin}")
 
 
@@ -179,14 +179,14 @@ async def monitor(request: Request) -> Response:
     fields = await form(request)
     wid = fields.get("worklist_id", "")
     admin = fields.get("admin") or None
-    record = service(request).register_record(project.project_id, wid, sid, admin)
+    record = service(request).screening.register_record(project.project_id, wid, sid, admin)
     return redirect(f"/submissions/{sid}", f"record {record['id']} of worklist {wid}")
 
 
 async def report(request: Request) -> Response:
     """An AML report's PDF (``GET /v3/report/aml`` without the API key to type)."""
     project = current_project(request)
-    pdf = service(request).report_pdf(project, request.path_params["resource_id"])
+    pdf = service(request).screening.report_pdf(project, request.path_params["resource_id"])
     return Response(pdf, media_type="application/pdf", headers={"Cache-Control": "no-store"})
 
 

@@ -14,11 +14,11 @@ SHOWN = 200  # newest tokens a page shows, and as many recently deleted ones
 async def tokens(request: Request) -> Response:
     project = current_project(request)
     backend = service(request)
-    lives = backend.token_lives(project.project_id, SHOWN)
+    lives = backend.tokens.lives(project.project_id, SHOWN)
     context = {
         **shell(request, "/tokens"),
         "tokens": lives,
-        "count": backend.token_count(project),
+        "count": backend.tokens.count(project),
         "preregistration": bool(project.options.get("token_preregistration")),
         "private": bool(project.options.get("liveform_private_mode")),
     }

@@ -20,9 +20,9 @@ import re
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from idv_mock.api.admin import shaped_for
-from idv_mock.api.http import send_json
 from idv_mock.errors import ApiError
+from idv_mock.serving.control import shaped_for
+from idv_mock.serving.http import send_json
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 NOT_SAVED = re.compile(

@@ -12,10 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock import crypto
-from idv_mock.api import secure
-from idv_mock.api.http import body_of, parse_json, path_of, project_of, query_pairs, service_of
 from idv_mock.backend import Project, Service
 from idv_mock.clock import iso
+from idv_mock.serving import secure
+from idv_mock.serving.http import body_of, parse_json, path_of, project_of, query_pairs, service_of
 
 MASK = "****"
 # headers that carry credentials: kept in the journal as MASK
@@ -99,7 +99,7 @@ def record_call(
     if headers is not last_headers or query_string is not last_query or now is not last_time:
         shared.last = (headers, query_string, millisecond, now)
     micros = round((time.perf_counter() - started) * 1_000_000)  # mostly a cached small int
-    service.record_call(
+    service.calls.record(
         project,
         (
             now,
