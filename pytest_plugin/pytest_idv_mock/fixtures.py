@@ -90,9 +90,17 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     # quiet: a failing test's captured output should show the test, not the server;
     # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start; asyncio's
     # loop: uvloop's import is a tenth of a first fixture's cost, and a test's few calls
-    # are not where it pays off (``idv-mock serve`` keeps uvloop)
+    # are not where it pays off (``idv-mock serve`` keeps uvloop); no lifespan: the mock's
+    # app has no start-up or shut-down work (as in-process, ``idv_mock.transport``)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, ws="none", loop=LOOP
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        ws="none",
+        loop=LOOP,
+        lifespan="off",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")

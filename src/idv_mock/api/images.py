@@ -11,9 +11,6 @@ jpeg, png), then the admin and the submission.
 
 from __future__ import annotations
 
-from email.message import EmailMessage
-from email.parser import BytesParser
-from email.policy import HTTP
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -118,6 +115,10 @@ def _fields(content_type: str, raw: bytes) -> dict[str, Any]:
 
 
 def _multipart(content_type: str, raw: bytes) -> dict[str, str | bytes]:
+    from email.message import EmailMessage  # the e-mail package: a tenth of building an app
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
     head = f"Content-Type: {content_type}\r\n\r\n".encode("latin-1", "replace")
     message = BytesParser(policy=HTTP).parsebytes(head + raw)
     if not isinstance(message, EmailMessage) or not message.is_multipart():
