@@ -26,7 +26,6 @@ import hmac
 import ipaddress
 import socket
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
 from urllib.parse import urlsplit
 
 from starlette.types import Scope
@@ -142,6 +141,8 @@ def _given_token(scope: Scope) -> str | None:
             cookies = value.decode("latin-1")
     if cookies is None:
         return None
+    from http.cookies import SimpleCookie  # only for a call that carries cookies
+
     jar: SimpleCookie = SimpleCookie()
     try:
         jar.load(cookies)

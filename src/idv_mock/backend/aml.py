@@ -8,9 +8,10 @@ reports stay downloadable until the submission is deleted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from idv_mock.aml.screening import Entry, Match, Subject, builtin_watchlist
+if TYPE_CHECKING:  # matching (rapidfuzz's tables, the built-in list) loads with a screening
+    from idv_mock.aml.screening import Entry, Match, Subject
 
 RED_FLAG = "Red Flag"
 NO_MATCH = "No Match"
@@ -23,6 +24,8 @@ class AmlState:
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)  # resourceId -> report info
 
     def watchlist(self) -> tuple[Entry, ...]:
+        from idv_mock.aml.screening import builtin_watchlist
+
         return (*builtin_watchlist(), *self.entries)
 
     def entry(self, entry_id: str) -> Entry | None:
@@ -37,7 +40,11 @@ class AmlState:
 
     @classmethod
     def restore(cls, doc: dict[str, Any]) -> AmlState:
-        entries = [Entry.from_json(e) for e in doc.get("entries", [])]
+        if not doc.get("entries"):
+            return cls([], dict(doc.get("reports", {})))
+        from idv_mock.aml.screening import Entry
+
+        entries = [Entry.from_json(e) for e in doc["entries"]]
         return cls(entries, dict(doc.get("reports", {})))
 
 

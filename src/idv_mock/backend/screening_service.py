@@ -12,10 +12,9 @@ import copy
 import re
 from collections.abc import Callable, Container
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from idv_mock import schemas
-from idv_mock.aml import screening  # report (fpdf, about 0.1 s to import): when one is asked for
 from idv_mock.backend import aml, events
 from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
 from idv_mock.backend.core import Core
@@ -31,6 +30,18 @@ from idv_mock.backend.exceptions import (
 from idv_mock.backend.monitoring import Worklist
 from idv_mock.backend.projects import Project
 from idv_mock.clock import iso
+
+if TYPE_CHECKING:
+    from idv_mock.aml import screening
+
+
+def _screening() -> Any:
+    """The matching module, loaded with the first screening (not with every server); the
+    report module (fpdf, about 0.1 s) loads when a report is asked for."""
+    from idv_mock.aml import screening
+
+    return screening
+
 
 Submission = dict[str, Any]
 # creates a submission in a project from overrides (the service's, checked and derived)
@@ -60,8 +71,8 @@ class Screening:
                 threshold = project.options.get("aml_threshold")
             if threshold is None:
                 raise NoThreshold()
-            subject = screening.subject_of(sub)
-            found = screening.screen(subject, project.aml.watchlist(), threshold)
+            subject = _screening().subject_of(sub)
+            found = _screening().screen(subject, project.aml.watchlist(), threshold)
             raw = aml.raw_data(subject, threshold, iso(project.clock.now()), found)
             ids: list[str] = []
             for _ in found:
@@ -112,7 +123,7 @@ class Screening:
             project = self.core.project(project_id)
             if project.aml.entry(spec["entry_id"]) is not None:
                 raise Conflict(f"entry {spec['entry_id']} exists already")
-            entry = screening.Entry.from_json({**_ENTRY_DEFAULTS, **spec})
+            entry: screening.Entry = _screening().Entry.from_json({**_ENTRY_DEFAULTS, **spec})
             project.aml.entries.append(entry)
             return entry.to_json()
 
@@ -213,7 +224,7 @@ class Screening:
         sub = project.store.get(record["submissionId"])
         if sub is None or sub.get("status") == "Deleted Submission":
             return False
-        found = screening.screen(screening.subject_of(sub), entries, threshold)
+        found = _screening().screen(_screening().subject_of(sub), entries, threshold)
         ids = [m.entry.entry_id for m in found]
         known = worklist.seen.get(record["id"])
         worklist.seen[record["id"]] = sorted({*ids, *(known or [])})
@@ -369,7 +380,9 @@ class Screening:
     ) -> tuple[dict[str, Any], list[screening.Match]]:
         data = sub.get("data") or {}
         threshold = project.options.get("aml_threshold") or DEFAULT_MONITORING_THRESHOLD
-        found = screening.screen(screening.subject_of(sub), project.aml.watchlist(), threshold)
+        found = _screening().screen(
+            _screening().subject_of(sub), project.aml.watchlist(), threshold
+        )
         record = {
             "id": self.core.fresh_uuid(taken),
             "name": data["full_name"],
