@@ -30,11 +30,13 @@ test: lint
 	$(BIN)/pytest -q -n 2
 
 # make test-compat: the files where the mock meets its dependencies, at the lowest and the
-# newest versions pyproject.toml allows, on Python 3.10 and 3.13 (.ci/compat.py; README
-# "Tested versions"); FULL=1: the whole suite in each of the four
+# newest versions pyproject.toml allows, on Python 3.10 and 3.13 (.ci/compat.py; docs/layout.md
+# "Tested versions"); FULL=1: the whole suite in each of the four; BUDGET=seconds: start no
+# cell the time left cannot cover (.ci/run); MISSING=skip: a Python not found is skipped
 test-compat: $(VENV)/.installed-test
 	$(BIN)/pip install --quiet uv
-	FULL=$(FULL) CELLS="$(CELLS)" TESTS="$(TESTS)" $(BIN)/python .ci/compat.py
+	FULL=$(FULL) CELLS="$(CELLS)" TESTS="$(TESTS)" BUDGET="$(BUDGET)" MISSING="$(MISSING)" \
+		$(BIN)/python .ci/compat.py
 
 # make bench: quick (one round, short runs, up to 10k submissions); make bench FULL=1: the lot
 bench: $(VENV)/.installed

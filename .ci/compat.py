@@ -3,15 +3,24 @@
 Four cells: Python 3.10 and 3.13, each with the lowest versions pyproject.toml allows for
 the direct dependencies (uv's ``--resolution lowest-direct``) and with the newest. Each
 cell is a venv of its own under ``.venv-compat/`` with ``-e '.[test]'``, running
-``COMPAT_TESTS`` (the files where the mock meets its dependencies: see README "Tested
-versions"), or the whole suite with ``FULL=1``. Prints and writes
-``.venv-compat/results.md``: each cell's interpreter, chosen versions, counts and time.
+``COMPAT_TESTS`` (the files where the mock meets its dependencies: docs/layout.md "Tested
+versions"; less ``COMPAT_DESELECT``, slow repeats), or the whole suite with ``FULL=1``.
+Prints and writes ``.venv-compat/results.md``: each cell's interpreter, versions, counts, time.
 
 Interpreters: uv-managed ones when ``uv python install`` can download them, else one
 already on the machine (pyenv's versions, or ``pythonX.Y`` on PATH). Only wheels are
 installed (``--only-binary :all:``): on a Python a floor release has no wheel for, the
 lowest release with one is taken, and the table says which. ``CELLS="py3.10-highest ..."``
 runs only those cells; ``TESTS="tests/test_x.py ..."`` only those files.
+
+CI (``.ci/run``) gives it what is left of its time limit: ``BUDGET=seconds`` starts a cell
+only while the time left covers what a cell takes (the longest cell of this run so far, a
+quarter more; before the first, ``FIRST_GUESS_S``), reports the cells it did not start as
+skipped for time, and stops a cell still running when the budget is spent. The cells run
+in ``ORDER``: the ones ``make test`` (the machine's Python, newest versions) says least
+about first. ``MISSING=skip`` reports a Python that cannot be found as skipped (a machine
+without pyenv) instead of failing. A failed cell fails the run; a cell stopped at the
+budget fails it only if a test had already failed.
 """
 
 from __future__ import annotations
@@ -20,17 +29,26 @@ import glob
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from subprocess import STDOUT
 
 ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".venv-compat"
 UV = Path(sys.executable).with_name("uv")
-PYTHONS = ("3.10", "3.13")
-RESOLUTIONS = ("lowest-direct", "highest")
+# the lowest versions first, and 3.13 at the newest: what `make test` says least about
+ORDER = (
+    ("3.10", "lowest-direct"),
+    ("3.13", "highest"),
+    ("3.13", "lowest-direct"),
+    ("3.10", "highest"),
+)
+# one cell (install and tests, -n 2) before any has run: the slowest seen on two shared cores
+FIRST_GUESS_S = 480.0
 # where the mock meets its dependencies: httpx (transport, interception, webhooks, verify),
 # Starlette and uvicorn (fast lane, limits on the wire, request deadline, serve), pytest and
 # pytest-asyncio (the plugin), respx/pytest-httpx/responses (coexistence), requests and
@@ -62,6 +80,18 @@ COMPAT_TESTS = (
     "tests/test_cli.py",
     "tests/test_fuzz.py",
 )
+# slow pytester runs that repeat a path the kept ones take (each starts pytest in a
+# subprocess; about 45 s of a cell's wall time): the plugin's options, clock and seed are read
+# through the same hooks as in test_every_fixture_works_in_a_fresh_project and
+# test_configured_like_the_anchors; Faker's seeded output stays in test_cli.py's
+# byte-identical check, Secure Data Transfer in test_secure_transfer.py
+COMPAT_DESELECT = (
+    "tests/test_plugin.py::test_options_from_the_environment",
+    "tests/test_plugin.py::test_a_bad_clock_option_is_a_usage_error",
+    "tests/test_plugin.py::test_the_same_random_seed_gives_the_same_data",
+    "tests/test_plugin.py::test_the_clock_option_and_marker",
+    "tests/test_plugin.py::test_the_receiver_decrypts_with_the_projects_key_derivation",
+)
 SHOWN = (
     *("starlette", "uvicorn", "httpx", "anyio", "pytest", "pytest-asyncio", "hypothesis"),
     *("schemathesis", "faker", "requests", "urllib3"),
@@ -74,13 +104,20 @@ def run(
     return subprocess.run([str(a) for a in args], text=True, capture_output=True, cwd=cwd, env=env)
 
 
-def find_python(version: str) -> tuple[str, str]:
-    """An interpreter for ``version`` and where it came from."""
-    installed = run(UV, "python", "install", version)
-    if installed.returncode == 0:
+@dataclass(frozen=True)
+class Python:
+    path: str
+    version: str  # e.g. 3.10.13
+    source: str
+
+
+def find_python(version: str) -> Python | None:
+    """An interpreter for ``version``: uv-managed if uv can download one, else the machine's."""
+    env = {**os.environ, "UV_HTTP_TIMEOUT": "10"}
+    if run(UV, "python", "install", version, env=env).returncode == 0:
         found = run(UV, "python", "find", "--managed-python", version)
         if found.returncode == 0:
-            return found.stdout.strip(), "uv-managed (python-build-standalone)"
+            return probe(found.stdout.strip(), version, "uv-managed (python-build-standalone)")
     candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python")))
     pyenv_root = run("pyenv", "root") if shutil.which("pyenv") else None
     if pyenv_root is not None and pyenv_root.returncode == 0:
@@ -90,10 +127,18 @@ def find_python(version: str) -> tuple[str, str]:
     on_path = shutil.which(f"python{version}")
     candidates += [on_path] if on_path else []
     for candidate in candidates:
-        probe = run(candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])")
-        if probe.returncode == 0 and probe.stdout.strip() == version:
-            return candidate, "on the machine (uv could not download one)"
-    raise SystemExit(f"test-compat: no Python {version}: uv could not install one and none is here")
+        found_here = probe(candidate, version, "on the machine (uv could not download one)")
+        if found_here is not None:
+            return found_here
+    return None
+
+
+def probe(path: str, version: str, source: str) -> Python | None:
+    done = run(path, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])")
+    full = done.stdout.strip()
+    if done.returncode != 0 or not full.startswith(f"{version}."):
+        return None
+    return Python(path, full, source)
 
 
 def build(python: str, resolution: str, cell: Path) -> str:
@@ -121,6 +166,36 @@ def build(python: str, resolution: str, cell: Path) -> str:
     return pins.read_text(encoding="utf-8")
 
 
+def activated(cell: Path) -> dict[str, str]:
+    """The environment of an activated venv: tools the tests start by name (ruff, called by
+    datamodel-code-generator) are the cell's own, never the machine's."""
+    path = f"{cell / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, "VIRTUAL_ENV": str(cell), "PATH": path}
+
+
+def run_tests(cell: Path, tests: list[str], timeout: float | None) -> int | None:
+    """pytest's exit code, or None when it was stopped at ``timeout`` (with its workers)."""
+    log = cell / "pytest.log"  # written as the tests run: `tail -f` it to follow
+    with log.open("w", encoding="utf-8") as out:
+        pytest = (cell / "bin" / "python", "-m", "pytest", "-q", "-n", "2")
+        options = ("-p", "no:cacheprovider", "--durations=25", *tests)
+        proc = subprocess.Popen(
+            [str(a) for a in (*pytest, *options)], cwd=ROOT, stdout=out, stderr=STDOUT,
+            env=activated(cell), start_new_session=True,
+        )  # fmt: skip
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            out.write("\ntest-compat: stopped at the time budget\n")
+            return None
+
+
 def versions(pins: str) -> str:
     found = dict(re.findall(r"^([a-z0-9-]+)==(\S+)", pins, re.MULTILINE))
     return ", ".join(f"{name} {found[name]}" for name in SHOWN if name in found)
@@ -131,44 +206,121 @@ def counts(output: str) -> str:
     return lines[-1].strip("= ") if lines else "no result line"
 
 
+def red_so_far(output: str) -> bool:
+    """Whether a cell stopped before its end had already failed a test (pytest -q's dots)."""
+    progress = re.compile(r"^[.sxXFE]+\s*(\[\s*\d+%\])?$")
+    return any(progress.match(ln) and re.search("[FE]", ln) for ln in output.splitlines())
+
+
+def deselected(tests: list[str]) -> list[str]:
+    """``COMPAT_DESELECT`` as pytest options, for the default file list only."""
+    return [f"--deselect={test}" for test in COMPAT_DESELECT] if tests == list(COMPAT_TESTS) else []
+
+
+def estimate(took: list[float]) -> float:
+    """What the next cell will take: the longest so far and a quarter, or the first guess."""
+    return max(took) * 1.25 if took else FIRST_GUESS_S
+
+
+@dataclass
+class Cell:
+    version: str
+    resolution: str
+
+    @property
+    def name(self) -> str:
+        return f"py{self.version}-{self.resolution}"
+
+
+def skipped(cell: Cell, python: str, why: str) -> str:
+    print(f"test-compat: {cell.name} skipped: {why}", flush=True)
+    return f"| {python} | {cell.resolution} | - | skipped: {why} | - |"
+
+
+def run_cell(
+    cell: Cell, python: Python, tests: list[str], left: float | None
+) -> tuple[str, bool, float]:
+    """The cell's row, whether it is red, and the seconds it took (install and tests)."""
+    home = HOME / cell.name
+    started = time.monotonic()
+    pins = build(python.path, cell.resolution, home)
+    built = time.monotonic() - started
+    timeout = None if left is None else max(left - built, 1.0)
+    code = run_tests(home, tests, timeout)
+    took = time.monotonic() - started - built
+    output = (home / "pytest.log").read_text(encoding="utf-8")
+    tested = counts(output)
+    if code is None:
+        red = red_so_far(output)
+        so_far = "a test had failed" if red else "no failure so far"
+        tested = f"stopped at the time budget after {took:.0f} s ({so_far})"
+        print(f"test-compat: {cell.name} {tested}", flush=True)
+    else:
+        red = code != 0
+    row = (
+        f"| {python.version} ({python.source}) | {cell.resolution} | {versions(pins)} | {tested}"
+        f" | {took:.0f} s (install {built:.0f} s) |"
+    )
+    print(row, flush=True)
+    return row, red, took + built
+
+
+def reason_to_skip(
+    cell: Cell, python: Python | None, left: float | None, budget: float | None, took: list[float]
+) -> str | None:
+    if python is None:
+        return (
+            f"no Python {cell.version} here (uv cannot download one; no pyenv"
+            f" {cell.version}.x, no python{cell.version} on PATH)"
+        )
+    if left is not None and budget is not None and left < estimate(took):
+        return (
+            f"for time ({left:.0f} s left of the {budget:.0f} s budget,"
+            f" a cell takes about {estimate(took):.0f} s)"
+        )
+    return None
+
+
 def main() -> int:
     full = os.environ.get("FULL") == "1"
     tests = os.environ.get("TESTS", "").split() or ([] if full else list(COMPAT_TESTS))
     only = os.environ.get("CELLS", "").split()  # e.g. CELLS="py3.10-lowest-direct"
-    rows, failed = [], False
-    for version in PYTHONS:
-        if only and not any(name.startswith(f"py{version}-") for name in only):
+    budget = float(os.environ["BUDGET"]) if os.environ.get("BUDGET") else None
+    deadline = None if budget is None else time.monotonic() + budget
+    pythons: dict[str, Python | None] = {}
+    rows: list[str] = []
+    took: list[float] = []
+    failed = False
+    for cell in (Cell(*pair) for pair in ORDER):
+        if only and cell.name not in only:
             continue
-        python, source = find_python(version)
-        for resolution in RESOLUTIONS:
-            cell = HOME / f"py{version}-{resolution}"
-            if only and cell.name not in only:
-                continue
-            started = time.monotonic()
-            pins = build(python, resolution, cell)
-            built = time.monotonic() - started
-            started = time.monotonic()
-            log = cell / "pytest.log"  # written as the tests run: `tail -f` it to follow
-            with log.open("w", encoding="utf-8") as out:
-                pytest = (cell / "bin" / "python", "-m", "pytest", "-q", "-n", "2")
-                options = ("-p", "no:cacheprovider", *tests)
-                code = subprocess.call([*pytest, *options], cwd=ROOT, stdout=out, stderr=STDOUT)
-            took = time.monotonic() - started
-            failed = failed or code != 0
-            tested = counts(log.read_text(encoding="utf-8"))
-            row = (
-                f"| {version} ({source}) | {resolution} | {versions(pins)} | {tested}"
-                f" | {took:.0f} s (install {built:.0f} s) |"
-            )
-            print(row, flush=True)
-            rows.append(row)
+        if cell.version not in pythons:
+            pythons[cell.version] = find_python(cell.version)
+        python = pythons[cell.version]
+        left = None if deadline is None else deadline - time.monotonic()
+        why = reason_to_skip(cell, python, left, budget, took)
+        if python is None and why and os.environ.get("MISSING") != "skip":
+            raise SystemExit(f"test-compat: {why}")
+        if why or python is None:
+            rows.append(skipped(cell, python.version if python else cell.version, why or ""))
+            continue
+        row, red, seconds = run_cell(cell, python, [*tests, *deselected(tests)], left)
+        rows.append(row)
+        took.append(seconds)
+        failed = failed or red
+    write_table(tests, rows)
+    return 1 if failed else 0
+
+
+def write_table(tests: list[str], rows: list[str]) -> None:
     header = "| Python | resolution | versions | tests | time |\n|---|---|---|---|---|\n"
     scope = " ".join(tests) if tests else "the whole suite"
-    scope = f"{len(COMPAT_TESTS)} files (.ci/compat.py)" if tests == list(COMPAT_TESTS) else scope
+    if tests == list(COMPAT_TESTS):
+        scope = f"{len(COMPAT_TESTS)} files less {len(COMPAT_DESELECT)} slow tests (.ci/compat.py)"
     table = f"Tests: {scope}\n\n{header}" + "\n".join(rows) + "\n"
+    HOME.mkdir(exist_ok=True)
     (HOME / "results.md").write_text(table, encoding="utf-8")
-    print(f"\n{table}")
-    return 1 if failed else 0
+    print(f"\n{table}", flush=True)
 
 
 if __name__ == "__main__":

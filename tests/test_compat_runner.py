@@ -1,0 +1,144 @@
+""".ci/compat.py, the runner of `make test-compat` (issue 28): inside CI's time limit it
+starts a cell only while the budget covers one, reports the rest as skipped for time,
+stops a cell still running when the budget is spent, and says so when a Python is missing.
+The cells themselves are not built here (minutes each): their choice and their ends are."""
+
+from __future__ import annotations
+
+import importlib.util
+import stat
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+RUNNER = Path(__file__).resolve().parents[1] / ".ci" / "compat.py"
+
+
+@pytest.fixture
+def compat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("ci_compat", RUNNER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "ci_compat", module)  # its dataclasses look it up
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "HOME", tmp_path / ".venv-compat")
+    for name in ("BUDGET", "MISSING", "CELLS", "TESTS", "FULL"):
+        monkeypatch.delenv(name, raising=False)
+    return module
+
+
+def no_cell_may_run(*args: object) -> None:
+    raise AssertionError("a cell was started")
+
+
+def test_the_next_cell_is_guessed_from_the_longest_so_far(compat: ModuleType) -> None:
+    assert compat.estimate([]) == compat.FIRST_GUESS_S
+    assert compat.estimate([100.0, 240.0, 180.0]) == 300.0
+
+
+def test_a_missing_python_is_skipped_with_its_reason_when_asked(
+    compat: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(compat, "find_python", lambda version: None)
+    monkeypatch.setattr(compat, "run_cell", no_cell_may_run)
+    monkeypatch.setenv("MISSING", "skip")
+    assert compat.main() == 0
+    out = capsys.readouterr().out
+    for name in ("py3.10-lowest-direct", "py3.13-highest", "py3.13-lowest-direct"):
+        assert f"test-compat: {name} skipped: no Python 3.1" in out
+    results = (compat.HOME / "results.md").read_text(encoding="utf-8")
+    assert results.count("skipped: no Python 3.10 here (uv cannot download one") == 2
+    assert results.count("skipped: no Python 3.13 here") == 2
+
+
+def test_a_missing_python_fails_make_test_compat_run_by_hand(
+    compat: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(compat, "find_python", lambda version: None)
+    with pytest.raises(SystemExit, match=r"test-compat: no Python 3\.10 here"):
+        compat.main()
+
+
+def test_cells_the_budget_cannot_cover_are_skipped_for_time(
+    compat: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = compat.Python("/usr/bin/python3.x", "3.10.13", "on the machine")
+    monkeypatch.setattr(compat, "find_python", lambda version: found)
+    started: list[str] = []
+
+    def run_cell(cell: Any, python: Any, tests: Any, left: float) -> tuple[str, bool, float]:
+        started.append(cell.name)
+        assert 0 < left <= 1000
+        return "| row |", False, 840.0  # the first cell took 840 s: the next needs 1050
+
+    monkeypatch.setattr(compat, "run_cell", run_cell)
+    monkeypatch.setenv("BUDGET", "1000")
+    assert compat.main() == 0
+    assert started == ["py3.10-lowest-direct"]  # the order: the lowest first
+    out = capsys.readouterr().out
+    assert "test-compat: py3.13-highest skipped: for time (" in out
+    assert "s left of the 1000 s budget, a cell takes about 1050 s)" in out
+    assert out.count("-highest skipped: for time") + out.count("-direct skipped: for time") == 3
+
+
+def test_a_red_cell_fails_the_run(compat: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = compat.Python("/usr/bin/python3.x", "3.13.0", "on the machine")
+    monkeypatch.setattr(compat, "find_python", lambda version: found)
+    reds = iter([False, True, False, False])
+    monkeypatch.setattr(compat, "run_cell", lambda *a: ("| row |", next(reds), 1.0))
+    assert compat.main() == 1
+
+
+def test_a_stopped_cell_is_red_only_if_a_test_had_failed(compat: ModuleType) -> None:
+    assert compat.red_so_far("bringing up nodes...\n....s..F...x [ 12%]\n....") is True
+    assert compat.red_so_far("bringing up nodes...\n....s.....x [ 12%]\n....") is False
+    assert compat.red_so_far("FAILED here is prose, not progress\n...") is False
+
+
+def test_a_cell_over_its_time_is_stopped_with_its_workers(
+    compat: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cell = tmp_path / "cell"
+    (cell / "bin").mkdir(parents=True)
+    python = cell / "bin" / "python"  # this venv's Python (pytest-xdist), as the cell's
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    slow = tmp_path / "test_slow.py"
+    marker = tmp_path / "alive"
+    slow.write_text(
+        "import time, pathlib\n"
+        "def test_slow(worker_id):\n"
+        f"    p = pathlib.Path({str(marker)!r} + worker_id)\n"
+        "    for _ in range(600):\n"
+        "        p.write_text(str(time.time())); time.sleep(0.1)\n"
+        "def test_slow_too(worker_id): test_slow(worker_id)\n"
+    )
+    monkeypatch.setattr(compat, "ROOT", tmp_path)
+    # only xdist: the workers start in seconds even on a loaded machine
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "xdist.plugin")
+    started = time.monotonic()
+    assert compat.run_tests(cell, [str(slow)], timeout=10.0) is None
+    assert time.monotonic() - started < 30
+    log = (cell / "pytest.log").read_text(encoding="utf-8")
+    assert log.endswith("test-compat: stopped at the time budget\n")
+    beats = {p: p.stat().st_mtime for p in tmp_path.glob("alive*")}
+    assert beats  # the workers had started ...
+    time.sleep(0.5)
+    assert {p: p.stat().st_mtime for p in tmp_path.glob("alive*")} == beats  # ... and are gone
+
+
+def test_the_listed_files_and_deselected_tests_exist(compat: ModuleType) -> None:
+    root = RUNNER.parents[1]
+    for name in compat.COMPAT_TESTS:
+        assert (root / name).is_file(), name
+    for test in compat.COMPAT_DESELECT:
+        path, function = test.split("::")
+        assert path in compat.COMPAT_TESTS
+        assert f"def {function}(" in (root / path).read_text(encoding="utf-8"), test
+    assert compat.deselected(list(compat.COMPAT_TESTS))[0].startswith("--deselect=tests/")
+    assert compat.deselected(["tests/test_openapi.py"]) == []
