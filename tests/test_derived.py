@@ -165,3 +165,18 @@ def test_review_copies_ocr_even_when_data_is_masked(service: Service) -> None:
 
 def test_a_score_that_is_not_a_number_is_not_auto_reviewed(service: Service) -> None:
     assert service.create_submission("default", {"recognition_score": "NaN"})["reviewer"] == ""
+
+
+def test_age_group_is_the_vendors_from_the_date_of_birth() -> None:
+    """webhooks.md: minor (13 or younger), early-teen (14-15), teen (16-17), adult (18+)."""
+    service = Service(ServiceConfig(seed_count=10))
+    state = service.export_state()
+    groups = {s["data"]["age_group"] for p in state["projects"] for s in p["submissions"]}
+    assert groups == {"adult"}  # seeded people are 19 to 75
+    now = service.project_clock("default").now
+    for years_before, expected in ((13, "minor"), (14, "early-teen"), (16, "teen"), (18, "adult")):
+        born = f"{now.year - years_before:04d}-01-01"
+        made = service.create_submission("default", {"data": {"date_of_birth": born}})
+        assert (made["data"]["date_of_birth"], made["data"]["age_group"]) == (born, expected)
+    kept = service.create_submission("default", {"data": {"age_group": "N/A"}})
+    assert kept["data"]["age_group"] == "N/A"

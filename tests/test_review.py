@@ -80,9 +80,11 @@ def test_reject_with_a_comment_and_update_fields(
     )
     updated, rejected = receiver.wait_for(2)
     assert updated.body["webhook_trigger"] == "updated"
+    y, mo, d, h, mi, s, ms = stored["pending_at"].split("-")  # since it was made pending
     assert updated.body["data"] == {
         "update": ["fullName", "birthDate", "idType"],
         "kyc_result": "rejected",
+        "pending_at": f"{y}-{mo}-{d}T{h}:{mi}:{s}.{ms}Z",
         "reviewer": "agent",
     }
     assert rejected.body["webhook_trigger"] == "rejected"

@@ -63,4 +63,7 @@ def derive(sub: Submission, options: dict[str, Any], project_options: dict[str, 
     if isinstance(pre, dict) and isinstance(pre.get("ip_address"), str):
         sub["pre_verification"] = {**pre, "ip_address": mask_ip(pre["ip_address"])}
     sub["project_options"] = project_options
+    kyc = sub.get("kyc")
+    if isinstance(kyc, dict) and kyc.get("result") == "pending" and not sub.get("pending_at"):
+        sub["pending_at"] = sub.get("kyc_result_at") or sub.get("created_at") or ""
     return sub

@@ -308,9 +308,8 @@ class SubmissionFactory(CheckParts):
         street = fk.street_address().replace("\n", ", ")
         city, zipcode, state = fk.city(), fk.postcode(), fk.administrative_unit()
         nat = ident["nationality"]
-        age = when.year - int(ident["date_of_birth"][:4])
         return {
-            "age_group": f"{min(age // 10 * 10, 70)}s",
+            "age_group": age_group(ident["date_of_birth"], when.date()),
             **{k: ident[k] for k in IDENTITY_KEYS if k not in {"idType", "documentNumber"}},
             "address_city": city,
             "address_country": nat,
@@ -395,6 +394,21 @@ class SubmissionFactory(CheckParts):
 def _id_salt(epoch: int, generation: int) -> int:
     digest = hashlib.blake2b(f"idv-mock ids {epoch}.{generation}".encode(), digest_size=16)
     return int.from_bytes(digest.digest(), "big")
+
+
+# the vendor's age groups (webhooks.md "age_group"): upper age of each, in whole years
+AGE_GROUPS = ((13, "minor"), (15, "early-teen"), (17, "teen"))
+
+
+def age_group(birth_date: str, on: date) -> str:
+    """The vendor's ``age_group`` of someone born on ``birth_date`` (YYYY-MM-DD), on the day
+    ``on``; ``N/A`` (the vendor's sample value) when the date is not one."""
+    try:
+        born = date.fromisoformat(birth_date)
+    except ValueError:
+        return "N/A"
+    age = on.year - born.year - ((on.month, on.day) < (born.month, born.day))
+    return next((name for upper, name in AGE_GROUPS if age <= upper), "adult")
 
 
 def _years_later(day: date, years: int) -> date:
