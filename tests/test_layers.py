@@ -27,7 +27,10 @@ PLUGIN = ROOT / "pytest_plugin" / "pytest_idv_mock"
 # ARCHITECTURE.md's table: layer number -> the modules in it (a name covers its subpackage;
 # "idv_mock" is the package root alone)
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: ("errors", "clock", "schemas", "operations", "crypto", "jsondepth", "addresses", "compat"),
+    0: (
+        *("errors", "clock", "schemas", "operations", "crypto", "jsondepth", "addresses"),
+        *("gc_pause", "compat"),
+    ),
     1: ("fake", "aml", "delivery", "webhooks", "receiver", "transport"),
     2: ("backend",),
     3: ("serving",),
@@ -64,6 +67,7 @@ PLUGIN_USES = (
     "idv_mock.backend.events",
     "idv_mock.backend",  # InvalidInput, for a clear error from a bad marker
     "idv_mock.schemas",  # the files the seeded start cache is keyed on
+    "idv_mock.gc_pause",  # no cycle collection while a first fixture builds
     "idv_mock.resilience",
     "idv_mock.resilience.profiles",
 )

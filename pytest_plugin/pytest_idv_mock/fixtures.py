@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import os
 import threading
 import time
@@ -26,6 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from idv_mock.gc_pause import no_gc  # standard library only: paused before the mock loads
 
 if TYPE_CHECKING:
     import httpx
@@ -50,20 +51,9 @@ def _option(config: pytest.Config, name: str) -> str:
 
 
 LOOP = "asyncio"  # the event loop of the fixtures' servers (see serve_in_thread)
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """A first fixture's imports and start state make a few hundred thousand objects that
-    live for the session: the cycle collector walking the whole heap again and again while
-    they are made was a fifth of the first use. They are collected as usual afterwards."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+# A first fixture's imports and start state make a few hundred thousand objects that live
+# for the session: the cycle collector walking the heap while they are made was a fifth of
+# the first use, so the fixtures build under ``idv_mock.gc_pause.no_gc``.
 
 
 # --- running a server ---

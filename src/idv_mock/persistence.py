@@ -33,8 +33,8 @@ import orjson
 
 from idv_mock import schemas
 from idv_mock.backend import InvalidInput, Service
-from idv_mock.backend.snapshots import no_gc
 from idv_mock.clock import iso
+from idv_mock.gc_pause import no_gc
 from idv_mock.jsondepth import STATE_DEPTH, too_deep
 
 _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # jsonschema and referencing load on the first validation (~5
 BASE_URI = "https://idv-mock.dev/schemas/"
 
 
+@functools.cache
 def schema_dir() -> Path:
     """The folder holding the schema files, packaged or from the source tree."""
     here = Path(__file__).resolve().parent
@@ -44,6 +45,15 @@ def packaged_or_source(packaged: Path, source: Path) -> Path:
     return packaged
 
 
+def file_or_builtin(name_or_path: str | Path, folder: Path) -> Path | None:
+    """A data file by path, else the built-in ``folder/<name>.yaml``; None when neither is."""
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    named = folder / f"{name_or_path}.yaml"
+    return named if named.is_file() else None
+
+
 @functools.cache
 def all_schemas() -> dict[str, dict[str, Any]]:
     """Every schema file by its path under the folder (``webhooks/approved.json``)."""
@@ -55,16 +65,11 @@ def all_schemas() -> dict[str, dict[str, Any]]:
 @functools.cache
 def load(name: str) -> dict[str, Any]:
     """One schema file, read alone: a server's start needs a few of the 77."""
-    path = _root() / name
+    path = schema_dir() / name
     if not path.is_file():
         raise KeyError(name)
     loaded: dict[str, Any] = orjson.loads(path.read_bytes())
     return loaded
-
-
-@functools.cache
-def _root() -> Path:
-    return schema_dir()
 
 
 @functools.cache

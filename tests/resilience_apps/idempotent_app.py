@@ -8,30 +8,22 @@ and a lost result is covered since any webhook of the submission reads its curre
 
 from __future__ import annotations
 
-import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 
+from resilience_apps.webhook_server import WebhookServer
 
-class IdempotentApp:
+
+class IdempotentApp(WebhookServer):
     def __init__(self, base_url: str, api_key: str) -> None:
         self.states: dict[str, str] = {}
         self.emails: set[str] = set()
         self._lock = threading.Lock()
         self._api = httpx.Client(base_url=base_url, headers={"x-api-key": api_key}, timeout=10)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/webhook"
+        super().__init__()
 
     def read_state(self, sid: str) -> str:
         for attempt in range(6):
@@ -56,21 +48,5 @@ class IdempotentApp:
                 self.emails.add(sid)
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().stop()
         self._api.close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        app = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                app.handle(json.loads(body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        return Handler

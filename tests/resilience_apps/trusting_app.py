@@ -10,27 +10,18 @@ out of order (``submit`` after ``approved`` leaves the user pending) or not at a
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from resilience_apps.webhook_server import WebhookServer
 
 STATE_OF = {"submit": "pending", "approved": "approved", "rejected": "rejected"}
 
 
-class TrustingApp:
+class TrustingApp(WebhookServer):
     def __init__(self) -> None:
         self.states: dict[str, str] = {}
         self.emails: list[str] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/webhook"
+        super().__init__()
 
     def handle(self, payload: dict[str, Any]) -> None:
         sid, trigger = payload["submission_id"], payload["webhook_trigger"]
@@ -38,22 +29,3 @@ class TrustingApp:
             self.states[sid] = STATE_OF[trigger]  # the last one wins
         if trigger == "approved":
             self.emails.append(sid)  # once per webhook, not once per submission
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        app = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                app.handle(json.loads(body))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        return Handler

@@ -48,6 +48,7 @@ from idv_mock.backend.time_service import Clocks, ProjectClock
 from idv_mock.backend.token_service import TokenPools
 from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
+from idv_mock.gc_pause import no_gc
 from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
 from idv_mock.webhooks import HostRule, WebhookDispatcher
 
@@ -107,7 +108,7 @@ class Service:
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
         if start is None:
-            with snapshots.no_gc():
+            with no_gc():
                 self._seed()
         else:
             self._restore(start)
@@ -182,7 +183,7 @@ class Service:
 
     def _restore(self, state: dict[str, Any]) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
-        with snapshots.no_gc():
+        with no_gc():
             projects = [snapshots.import_project(p, state["clock"]) for p in state["projects"]]
         if len({p.api_key for p in projects}) != len(projects):
             raise InvalidInput("two projects share an api_key")
@@ -195,7 +196,7 @@ class Service:
 
     def _install(self, clock: Clock, starts: list[Project]) -> None:
         """Live copies of ``starts`` become the whole state."""
-        with snapshots.no_gc():
+        with no_gc():
             projects = [self._configured(snapshots.clone(p)) for p in starts]
         self.clock = clock
         self.projects = {p.project_id: p for p in projects}
@@ -211,7 +212,7 @@ class Service:
         with self._lock:
             self.changes += 1
             old = self.project(project_id)
-            with snapshots.no_gc():
+            with no_gc():
                 fresh = self._configured(snapshots.clone(self._project_starts[project_id]))
             self.projects[project_id] = fresh
             del self._core.by_key[old.api_key]
@@ -634,7 +635,7 @@ class Service:
         problems = schemas.errors("state.json", state) if validate else []
         if problems:
             raise InvalidInput("invalid state document", problems)
-        with snapshots.no_gc():
+        with no_gc():
             own = state if give else snapshots.owned(state)  # callers keep theirs
         self._restore(own)
 

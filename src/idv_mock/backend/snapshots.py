@@ -6,9 +6,6 @@ taking one or resetting from one copies indexes, never submissions.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -24,18 +21,6 @@ from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.tokens import TokenPool
 from idv_mock.clock import Clock
 from idv_mock.delivery import DeliveryLevers
-
-
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """Build many small objects without the cycle collector walking them again and again."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def export_project(project: Project) -> dict[str, Any]:

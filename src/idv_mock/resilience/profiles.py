@@ -68,12 +68,9 @@ def builtins() -> list[str]:
 
 def find(name_or_path: str) -> Path:
     """A profile file by path, or a built-in one by name."""
-    path = Path(name_or_path)
-    if path.is_file():
-        return path
-    named = BUILTIN_DIR / f"{name_or_path}.yaml"
-    if named.is_file():
-        return named
+    found = schemas.file_or_builtin(name_or_path, BUILTIN_DIR)
+    if found is not None:
+        return found
     known = ", ".join(builtins())
     raise ProfileError(f"{name_or_path}: no such file or built-in profile (built-in: {known})")
 

@@ -31,14 +31,13 @@ _Loader.yaml_implicit_resolvers = {
 
 def find(name_or_path: str | Path) -> Path:
     """A scenario file by path, or a built-in one by name (``onboarding-approved``)."""
-    path = Path(name_or_path)
-    if path.is_file():
-        return path
-    named = BUILTIN_DIR / f"{name_or_path}.yaml"
-    if named.is_file():
-        return named
+    found = schemas.file_or_builtin(name_or_path, BUILTIN_DIR)
+    if found is not None:
+        return found
     known = ", ".join(builtins())
-    raise ScenarioError(path, 0, f"no such file or built-in scenario (built-in: {known})")
+    raise ScenarioError(
+        Path(name_or_path), 0, f"no such file or built-in scenario (built-in: {known})"
+    )
 
 
 def builtins() -> list[str]:

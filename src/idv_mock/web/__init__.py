@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import Any
 
 from starlette.routing import BaseRoute, Mount, Router
 from starlette.types import Receive, Scope, Send
@@ -49,13 +48,6 @@ class LazyPages:
 def lazy_mount() -> Mount:
     """A mount for the pages of one app (each app its own, so nothing is shared)."""
     return Mount("", app=LazyPages())
-
-
-def __getattr__(name: str) -> Any:
-    """``ROUTES``, for code that imported the list from here."""
-    if name == "ROUTES":
-        return importlib.import_module("idv_mock.web.routes").ROUTES
-    raise AttributeError(name)
 
 
 __all__ = ["LazyPages", "lazy_mount"]
