@@ -78,6 +78,17 @@ def test_every_fixture_works_in_a_fresh_project(pytester: pytest.Pytester) -> No
     result.assert_outcomes(passed=8)
 
 
+def test_every_fixture_works_with_fakers_own_plugin_off(pytester: pytest.Pytester) -> None:
+    """docs/pytest.md: a suite that does not use Faker's ``faker`` fixture may turn Faker's
+    pytest plugin off with ``addopts = -p no:faker``; the mock makes its data without it."""
+    pytester.makeini(f"{INI}addopts = -p no:faker\nidv_mock_seed_count = 7\n")
+    pytester.makepyfile(test_fixtures=USES_EVERY_FIXTURE)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=8)
+    plugins = next(line for line in result.outlines if line.startswith("plugins:"))
+    assert "idv-mock" in plugins and "faker" not in plugins.lower()
+
+
 def test_each_test_starts_from_the_seeded_state(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
