@@ -93,6 +93,89 @@ def test_a_red_cell_fails_the_run(compat: ModuleType, monkeypatch: pytest.Monkey
     assert compat.main() == 1
 
 
+def test_a_red_cells_failures_are_printed_after_the_table(
+    compat: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """CI shows the end of its output: the failing test's name and assertion are there."""
+    cell = tmp_path / "home" / "py3.13-highest"
+    (cell / "bin").mkdir(parents=True)
+    python = cell / "bin" / "python"  # this venv's Python (pytest-xdist), as the cell's
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    tests = tmp_path / "test_some.py"
+    tests.write_text(
+        "def test_fine(): pass\n"
+        "def test_broken():\n    left = 41\n    assert left + 1 == 43, 'off by one'\n"
+    )
+    monkeypatch.setattr(compat, "ROOT", tmp_path)
+    monkeypatch.setattr(compat, "HOME", tmp_path / "home")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "xdist.plugin")
+    monkeypatch.setattr(compat, "build", lambda *a: "starlette==1.0\n")
+    monkeypatch.setattr(compat, "find_python", lambda v: compat.Python(str(python), v, "here"))
+    monkeypatch.setattr(compat, "ORDER", (("3.13", "highest"),))
+    monkeypatch.setenv("TESTS", str(tests))
+    assert compat.main() == 1
+    printed = capsys.readouterr().out
+    table_end = printed.index("| 3.13 (here) | highest |")
+    tail = printed[table_end:]
+    assert "test-compat: failures in py3.13-highest:" in tail
+    assert "assert left + 1 == 43, 'off by one'" in tail  # the traceback's end
+    assert "FAILED test_some.py::test_broken - AssertionError: off by one" in tail
+    assert "test_fine" not in tail
+
+
+def test_a_test_that_fails_once_and_passes_run_again_is_named_not_red(
+    compat: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    cell = tmp_path / "home" / "py3.10-highest"
+    (cell / "bin").mkdir(parents=True)
+    python = cell / "bin" / "python"  # this venv's Python (pytest-xdist), as the cell's
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    tests = tmp_path / "test_timing.py"
+    runs = tmp_path / "runs"
+    tests.write_text(
+        "import pathlib\n"
+        "def test_steady(): pass\n"
+        "def test_first_time_late():\n"
+        f"    runs = pathlib.Path({str(runs)!r})\n"
+        "    first = not runs.exists()\n"
+        "    runs.write_text('ran')\n"
+        "    assert not first, 'late under load'\n"
+    )
+    monkeypatch.setattr(compat, "ROOT", tmp_path)
+    monkeypatch.setattr(compat, "HOME", tmp_path / "home")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "xdist.plugin")
+    monkeypatch.setattr(compat, "build", lambda *a: "starlette==1.0\n")
+    monkeypatch.setattr(compat, "find_python", lambda v: compat.Python(str(python), v, "here"))
+    monkeypatch.setattr(compat, "ORDER", (("3.10", "highest"),))
+    monkeypatch.setenv("TESTS", str(tests))
+    assert compat.main() == 0
+    printed = capsys.readouterr().out
+    row = next(line for line in printed.splitlines() if line.startswith("| 3.10 (here)"))
+    assert "1 failed, 1 passed" in row
+    assert "1 failed, then passed run again: test_timing.py::test_first_time_late" in row
+    tail = printed[printed.index(row) :]
+    assert "test-compat: failed, then passed run again, in py3.10-highest:" in tail
+    assert "AssertionError: late under load" in tail
+
+
+def test_which_failures_are_run_again(compat: ModuleType) -> None:
+    output = (
+        "FAILED tests/test_a.py::test_x[p - q] - AssertionError: no\n"
+        "ERROR tests/test_b.py::test_y - TimeoutError\n"
+        "FAILED tests/test_a.py::test_x[p - q] - again\n"
+    )
+    assert compat.failed_tests(output) == [
+        "tests/test_a.py::test_x[p - q]",
+        "tests/test_b.py::test_y",
+    ]
+    # an error outside any test (an import that fails) is never run again: the cell stays red
+    assert compat.failed_tests(output + "ERROR tests/test_c.py - ImportError: no x\n") == []
+
+
 def test_a_stopped_cell_is_red_only_if_a_test_had_failed(compat: ModuleType) -> None:
     assert compat.red_so_far("bringing up nodes...\n....s..F...x [ 12%]\n....") is True
     assert compat.red_so_far("bringing up nodes...\n....s.....x [ 12%]\n....") is False

