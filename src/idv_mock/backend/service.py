@@ -38,6 +38,7 @@ from idv_mock.backend.exceptions import (
 )
 from idv_mock.backend.liveform_service import HostedForm
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
+from idv_mock.backend.moved_names import add_aliases
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.record_service import RecordCalls
@@ -650,3 +651,7 @@ def _sendable(respond: Any) -> list[str]:
     if respond.get("status") in (204, 304) and respond.get("body") is not None:
         found.append(f"respond: status {respond['status']} has no body")
     return found
+
+
+# the names Service had before its parts, each warning and forwarding (moved_names.py)
+add_aliases(Service)
