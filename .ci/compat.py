@@ -21,8 +21,8 @@ in ``ORDER``: the ones ``make test`` (the machine's Python, newest versions) say
 about first. A cell whose tests failed runs its failed ones (up to ``RERUN_AT_MOST``) once
 more: when they pass, the failure was the machine's timing, not the versions, and the cell
 is green with the flaky tests named in its row and after the table (a falsifying example
-Hypothesis found is replayed from its database, ``.hypothesis/``, so it fails again: a bug a
-property test finds stays red). ``MISSING=skip``
+Hypothesis found comes again: under CI it runs derandomized, elsewhere it replays its example
+database, ``.hypothesis/``; so a bug a property test finds stays red). ``MISSING=skip``
 reports a Python that cannot be found as skipped (a machine without pyenv) instead of
 failing. A failed cell fails the run; a cell stopped at the
 budget fails it only if a test had already failed.
