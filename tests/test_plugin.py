@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import sys
+from importlib.metadata import version
+from pathlib import Path
 
 import pytest
+from pytest_idv_mock import release
 
-# pytest-asyncio (installed for the strict-mode test) warns in every run without this
-INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+# pytest-asyncio (installed for the strict-mode test) warns in every run without this; before
+# 0.24 (the newest for pytest 7.0 to 8.1, where these tests run too) it is an unknown option
+KNOWN = release(version("pytest-asyncio")) >= (0, 24)
+LOOP_SCOPE = "asyncio_default_fixture_loop_scope = function\n" if KNOWN else ""
+INI = "[pytest]\n" + LOOP_SCOPE
 
 
 @pytest.fixture(autouse=True)
@@ -222,9 +228,7 @@ async def test_read(idv_async_client):
 @pytest.mark.parametrize("runner", sorted(ASYNC_UNDER))
 def test_async_client_under_each_async_plugin(pytester: pytest.Pytester, runner: str) -> None:
     """Strict mode of pytest-asyncio takes the fixture without a warning (``-W error``)."""
-    pytester.makeini(
-        "[pytest]\nasyncio_mode = strict\nasyncio_default_fixture_loop_scope = function\n"
-    )
+    pytester.makeini("[pytest]\nasyncio_mode = strict\n" + LOOP_SCOPE)
     pytester.makepyfile(test_async=ASYNC_UNDER[runner])
     result = pytester.runpytest_subprocess("-W", "error")
     result.assert_outcomes(passed=1)
@@ -322,3 +326,50 @@ def test_a_bad_clock_option_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--idv-mock-clock", "sundial")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*'sundial' is not tick, wall or frozen*"])
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "pytest.md"
+REFUSED = (
+    "ERROR: idv-mock's pytest plugin needs pytest 7.0 or later, not {}: pip install "
+    "'idv-mock[pytest]' upgrades it; -p no:idv_mock runs without the plugin"
+)
+
+
+@pytest.mark.parametrize(
+    ("version", "refused"),
+    [
+        ("6.2.5", True),
+        ("6.99.0", True),
+        ("5", True),
+        ("7.0.0rc1", False),
+        ("7.0.0", False),
+        ("8.0.2", False),
+        ("9.1.0.dev3+g1a2b", False),
+        ("10.0", False),
+    ],
+)
+def test_the_pytest_floor(version: str, refused: bool) -> None:
+    from pytest_idv_mock import check_pytest_version
+
+    if not refused:
+        check_pytest_version(version)
+        return
+    with pytest.raises(pytest.UsageError) as caught:
+        check_pytest_version(version)
+    assert f"ERROR: {caught.value}" == REFUSED.format(version)
+
+
+def test_an_older_pytest_stops_the_run_before_any_test(pytester: pytest.Pytester) -> None:
+    """What a project on pytest 6.2 sees (its version patched in, before the plugin's
+    configure hook reads it): the floor and the two ways out, exit code 4, no test run;
+    and without the plugin (``-p no:idv_mock``) its other tests run."""
+    pytester.makeconftest("import pytest\n\npytest.__version__ = '6.2.5'\n")
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert REFUSED.format("6.2.5") in result.errlines
+    assert REFUSED.format("6.2.5") in DOCS.read_text(encoding="utf-8")  # shown as it is
+    assert "test_plain" not in result.stdout.str()
+    pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:idv_mock").assert_outcomes(
+        passed=1
+    )

@@ -22,6 +22,10 @@ hand out) and reports the grid; ``--idv-resilience-profiles a,b`` picks profiles
 files), ``--idv-resilience-dir`` where the JSON and HTML go, ``--idv-resilience-jobs N``
 how many profiles run at once. In such a subprocess,
 ``IDV_MOCK_RESILIENCE_OUT`` names the file where each test's outcome is written.
+
+pytest 7.0 or later (``PYTEST_FLOOR``; docs/pytest.md "pytest versions"): idv-mock does not
+depend on pytest, so a project may have an older one, which ``pytest_configure`` refuses
+with a usage error naming the floor rather than letting each fixture fail at its first use.
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ RESILIENCE_FLAGS = (  # take a value
     "--idv-resilience-jobs",
 )
 OUT_ENV = "IDV_MOCK_RESILIENCE_OUT"
+# the lowest pytest the fixtures work with (tried: 6.2.5, 7.0.0, 7.0.1, 7.4.4, 8.0.2, 8.3.5,
+# 8.4.2, 9.x): 6.2's cache has no mkdir, where the session's start state is kept
+PYTEST_FLOOR = (7, 0)
 
 
 def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
@@ -93,6 +100,9 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
 
 
 def pytest_configure(config: Any) -> None:
+    import pytest  # loaded already: pytest is running this hook
+
+    check_pytest_version(pytest.__version__)
     for line in MARKERS:
         config.addinivalue_line("markers", line)
     fixtures = importlib.import_module("pytest_idv_mock.fixtures")
@@ -100,6 +110,33 @@ def pytest_configure(config: Any) -> None:
     out = os.environ.get(OUT_ENV)
     if out and not hasattr(config, "workerinput"):  # xdist's workers relay their reports
         config.pluginmanager.register(OutcomeRecorder(out), "idv_mock.resilience_outcomes")
+
+
+def check_pytest_version(version: str) -> None:
+    """A pytest below ``PYTEST_FLOOR`` is a usage error that says what to do, before any
+    test runs (below it, every fixture failed in its setup with an AttributeError)."""
+    if release(version) >= PYTEST_FLOOR:
+        return
+    import pytest
+
+    floor = ".".join(map(str, PYTEST_FLOOR))
+    raise pytest.UsageError(
+        f"idv-mock's pytest plugin needs pytest {floor} or later, not {version}: "
+        f"pip install 'idv-mock[pytest]' upgrades it; -p no:idv_mock runs without the plugin"
+    )
+
+
+def release(version: str) -> tuple[int, int]:
+    """A version's major and minor numbers: ``7.0.0rc1`` and ``7.0.1.dev3+g1`` are (7, 0)."""
+    numbers: list[int] = []
+    for part in [*version.split(".")[:2], "0"][:2]:
+        digits = ""
+        for char in part:
+            if not char.isdigit():
+                break
+            digits += char
+        numbers.append(int(digits or "0"))
+    return numbers[0], numbers[1]
 
 
 def pytest_cmdline_main(config: Any) -> int | None:
