@@ -7,6 +7,10 @@ cell is a venv of its own under ``.venv-compat/`` with ``-e '.[test]'``, running
 versions"; less ``COMPAT_DESELECT``, slow repeats), or the whole suite with ``FULL=1``.
 Prints and writes ``.venv-compat/results.md``: each cell's interpreter, versions, counts, time.
 
+A fifth cell, ``py3.10-pytest-floor``, is the pytest plugin's own floor: the package with
+pytest 7.0 (what a downstream project with an old pytest has; the test extra needs pytest 9)
+running the files that use the fixtures (``PLUGIN_FLOOR_TESTS``), in about a minute.
+
 Interpreters: uv-managed ones when ``uv python install`` can download them, else one
 already on the machine (pyenv's versions, or ``pythonX.Y`` on PATH). Only wheels are
 installed (``--only-binary :all:``): on a Python a floor release has no wheel for, the
@@ -45,13 +49,29 @@ from subprocess import STDOUT
 ROOT = Path(__file__).resolve().parents[1]
 HOME = ROOT / ".venv-compat"
 UV = Path(sys.executable).with_name("uv")
+PLUGIN_FLOOR = "pytest-floor"  # the cell of the plugin's lowest pytest (below)
 # the lowest versions first, and 3.13 at the newest: what `make test` says least about
 ORDER = (
     ("3.10", "lowest-direct"),
     ("3.13", "highest"),
     ("3.13", "lowest-direct"),
     ("3.10", "highest"),
+    ("3.10", PLUGIN_FLOOR),
 )
+# the pytest plugin's own floor (pytest 7.0, docs/pytest.md "pytest versions"): what a
+# downstream project with an old pytest has, the package and that pytest with the newest
+# pytest-xdist and pytest-asyncio that accept it, not the test extra (which needs pytest 9);
+# the files that run the fixtures without the test extra's other tools. A minute at most.
+PLUGIN_FLOOR_PINS = ("pytest==7.0.*", "pytest-xdist", "pytest-asyncio")
+PLUGIN_FLOOR_TESTS = (
+    "tests/test_plugin.py",
+    "tests/test_journal.py",
+    *(f"tests/examples/test_howto_{name}.py" for name in (
+        "clock", "fault", "idv_async_client", "idv_client", "idv_scenario", "idv_server",
+        "idv_service", "idv_webhook_delivery", "idv_webhook_receiver",
+    )),
+)  # fmt: skip
+PLUGIN_FLOOR_GUESS_S = 120.0  # what the floor cell takes, install included, at the most
 # one cell (install and tests, -n 2) before any has run: the slowest seen on two shared cores
 FIRST_GUESS_S = 480.0
 # where the mock meets its dependencies: httpx (transport, interception, webhooks, verify),
@@ -157,6 +177,8 @@ def build(python: str, resolution: str, cell: Path) -> str:
         if made.returncode != 0:
             raise SystemExit(made.stderr)
     pins = cell / "requirements.txt"
+    if resolution == PLUGIN_FLOOR:
+        return build_plugin_floor(cell, env)
     compiled = run(
         UV, "pip", "compile", "-q", "pyproject.toml", "--extra", "test",
         "--resolution", resolution, "--only-binary", ":all:",
@@ -174,6 +196,21 @@ def build(python: str, resolution: str, cell: Path) -> str:
     return pins.read_text(encoding="utf-8")
 
 
+def build_plugin_floor(cell: Path, env: dict[str, str]) -> str:
+    """The plugin's floor cell: the package with the lowest pytest it supports; its freeze."""
+    installed = run(
+        UV, "pip", "install", "-q", "--only-binary", ":all:", "-e", ".", *PLUGIN_FLOOR_PINS,
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    if installed.returncode != 0:
+        raise SystemExit(installed.stderr)
+    frozen = run(UV, "pip", "freeze", cwd=ROOT, env=env)
+    if frozen.returncode != 0:
+        raise SystemExit(frozen.stderr)
+    (cell / "requirements.txt").write_text(frozen.stdout, encoding="utf-8")
+    return frozen.stdout
+
+
 def activated(cell: Path) -> dict[str, str]:
     """The environment of an activated venv: tools the tests start by name (ruff, called by
     datamodel-code-generator) are the cell's own, never the machine's."""
@@ -188,7 +225,9 @@ def run_tests(
     log = cell / log_name  # written as the tests run: `tail -f` it to follow
     with log.open("w", encoding="utf-8") as out:
         pytest = (cell / "bin" / "python", "-m", "pytest", "-q", "-n", "2")
-        options = ("-p", "no:cacheprovider", "-rfE", "--durations=25", *tests)
+        # an older pytest-asyncio does not know the repo's asyncio settings: a warning
+        quiet = ("-W", "ignore::pytest.PytestConfigWarning") if PLUGIN_FLOOR in cell.name else ()
+        options = ("-p", "no:cacheprovider", "-rfE", "--durations=25", *quiet, *tests)
         proc = subprocess.Popen(
             [str(a) for a in (*pytest, *options)], cwd=ROOT, stdout=out, stderr=STDOUT,
             env=activated(cell), start_new_session=True,
@@ -264,8 +303,11 @@ def deselected(tests: list[str]) -> list[str]:
     return [f"--deselect={test}" for test in COMPAT_DESELECT] if tests == list(COMPAT_TESTS) else []
 
 
-def estimate(took: list[float]) -> float:
-    """What the next cell will take: the longest so far and a quarter, or the first guess."""
+def estimate(took: list[float], resolution: str = "") -> float:
+    """What the next cell will take: the longest so far and a quarter, or the first guess
+    (the plugin's floor cell, a few files, its own)."""
+    if resolution == PLUGIN_FLOOR:
+        return PLUGIN_FLOOR_GUESS_S
     return max(took) * 1.25 if took else FIRST_GUESS_S
 
 
@@ -333,10 +375,11 @@ def reason_to_skip(
             f"no Python {cell.version} here (uv cannot download one; no pyenv"
             f" {cell.version}.x, no python{cell.version} on PATH)"
         )
-    if left is not None and budget is not None and left < estimate(took):
+    needs = estimate(took, cell.resolution)
+    if left is not None and budget is not None and left < needs:
         return (
             f"for time ({left:.0f} s left of the {budget:.0f} s budget,"
-            f" a cell takes about {estimate(took):.0f} s)"
+            f" a cell takes about {needs:.0f} s)"
         )
     return None
 
@@ -364,9 +407,12 @@ def main() -> int:
         if why or python is None:
             rows.append(skipped(cell, python.version if python else cell.version, why or ""))
             continue
-        row, red, seconds = run_cell(cell, python, [*tests, *deselected(tests)], left)
+        if cell.resolution == PLUGIN_FLOOR:
+            row, red, seconds = run_cell(cell, python, list(PLUGIN_FLOOR_TESTS), left)
+        else:
+            row, red, seconds = run_cell(cell, python, [*tests, *deselected(tests)], left)
+            took.append(seconds)
         rows.append(row)
-        took.append(seconds)
         failed = failed or red
     write_table(tests, rows)
     return 1 if failed else 0
@@ -377,7 +423,8 @@ def write_table(tests: list[str], rows: list[str]) -> None:
     scope = " ".join(tests) if tests else "the whole suite"
     if tests == list(COMPAT_TESTS):
         scope = f"{len(COMPAT_TESTS)} files less {len(COMPAT_DESELECT)} slow tests (.ci/compat.py)"
-    table = f"Tests: {scope}\n\n{header}" + "\n".join(rows) + "\n"
+    floor = f"; the {PLUGIN_FLOOR} cell: {' '.join(PLUGIN_FLOOR_TESTS)}"
+    table = f"Tests: {scope}{floor}\n\n{header}" + "\n".join(rows) + "\n"
     HOME.mkdir(exist_ok=True)
     (HOME / "results.md").write_text(table, encoding="utf-8")
     print(f"\n{table}", flush=True)
