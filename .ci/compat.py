@@ -105,6 +105,10 @@ COMPAT_TESTS = (
     "tests/test_cli.py",
     "tests/test_fuzz.py",
 )
+# the test extra's tools that only these files use, at their floors in the lowest-direct
+# cells (the newest are `make test`'s): mkdocs and mkdocs-material (the docs site, strict),
+# build (the package), Playwright (the browser tests, which skip without Chromium)
+FLOOR_TOOL_TESTS = ("tests/test_docs.py", "tests/test_package.py", "tests/browser")
 # slow pytester runs that repeat a path the kept ones take (each starts pytest in a
 # subprocess; about 45 s of a cell's wall time): the plugin's options, clock and seed are read
 # through the same hooks as in test_every_fixture_works_in_a_fresh_project and
@@ -122,7 +126,7 @@ FLAKY: list[str] = []  # failures that passed when run again, printed after the 
 RERUN_AT_MOST = 3  # failed tests run once more (more failures than that are not timing)
 SHOWN = (
     *("starlette", "uvicorn", "httpx", "anyio", "pytest", "pytest-asyncio", "hypothesis"),
-    *("schemathesis", "faker", "requests", "urllib3"),
+    *("schemathesis", "faker", "requests", "urllib3", "mkdocs-material", "build", "playwright"),
 )
 
 
@@ -410,7 +414,9 @@ def main() -> int:
         if cell.resolution == PLUGIN_FLOOR:
             row, red, seconds = run_cell(cell, python, list(PLUGIN_FLOOR_TESTS), left)
         else:
-            row, red, seconds = run_cell(cell, python, [*tests, *deselected(tests)], left)
+            tools = FLOOR_TOOL_TESTS if cell.resolution == "lowest-direct" else ()
+            chosen = [*tests, *(tools if tests == list(COMPAT_TESTS) else ()), *deselected(tests)]
+            row, red, seconds = run_cell(cell, python, chosen, left)
             took.append(seconds)
         rows.append(row)
         failed = failed or red
@@ -422,7 +428,10 @@ def write_table(tests: list[str], rows: list[str]) -> None:
     header = "| Python | resolution | versions | tests | time |\n|---|---|---|---|---|\n"
     scope = " ".join(tests) if tests else "the whole suite"
     if tests == list(COMPAT_TESTS):
-        scope = f"{len(COMPAT_TESTS)} files less {len(COMPAT_DESELECT)} slow tests (.ci/compat.py)"
+        scope = (
+            f"{len(COMPAT_TESTS)} files less {len(COMPAT_DESELECT)} slow tests (.ci/compat.py),"
+            f" and in the lowest-direct cells {' '.join(FLOOR_TOOL_TESTS)}"
+        )
     floor = f"; the {PLUGIN_FLOOR} cell: {' '.join(PLUGIN_FLOOR_TESTS)}"
     table = f"Tests: {scope}{floor}\n\n{header}" + "\n".join(rows) + "\n"
     HOME.mkdir(exist_ok=True)

@@ -86,6 +86,28 @@ def test_cells_the_budget_cannot_cover_are_skipped_for_time(
     assert out.count("-highest skipped: for time") + out.count("-direct skipped: for time") == 3
 
 
+def test_the_tools_floors_run_in_the_lowest_direct_cells_only(
+    compat: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = compat.Python("/usr/bin/python3.x", "3.13.0", "on the machine")
+    monkeypatch.setattr(compat, "find_python", lambda version: found)
+    ran: dict[str, list[str]] = {}
+
+    def run_cell(cell: Any, python: Any, tests: list[str], left: Any) -> tuple[str, bool, float]:
+        ran[cell.name] = tests
+        return "| row |", False, 1.0
+
+    monkeypatch.setattr(compat, "run_cell", run_cell)
+    assert compat.main() == 0
+    tools = set(compat.FLOOR_TOOL_TESTS)
+    for name, tests in ran.items():
+        assert tools <= set(tests) if name.endswith("-lowest-direct") else not tools & set(tests)
+    assert ran["py3.10-pytest-floor"] == list(compat.PLUGIN_FLOOR_TESTS)
+    monkeypatch.setenv("TESTS", "tests/test_openapi.py")  # a narrowed run stays as asked
+    assert compat.main() == 0
+    assert ran["py3.10-lowest-direct"] == ["tests/test_openapi.py"]
+
+
 def test_a_red_cell_fails_the_run(compat: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
     found = compat.Python("/usr/bin/python3.x", "3.13.0", "on the machine")
     monkeypatch.setattr(compat, "find_python", lambda version: found)
@@ -220,6 +242,9 @@ def test_the_listed_files_and_deselected_tests_exist(compat: ModuleType) -> None
     root = RUNNER.parents[1]
     for name in compat.COMPAT_TESTS:
         assert (root / name).is_file(), name
+    for name in compat.FLOOR_TOOL_TESTS:
+        assert (root / name).exists(), name
+        assert name not in compat.COMPAT_TESTS
     for test in compat.COMPAT_DESELECT:
         path, function = test.split("::")
         assert path in compat.COMPAT_TESTS
