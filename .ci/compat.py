@@ -307,6 +307,16 @@ def deselected(tests: list[str]) -> list[str]:
     return [f"--deselect={test}" for test in COMPAT_DESELECT] if tests == list(COMPAT_TESTS) else []
 
 
+def cell_tests(cell: Cell, tests: list[str]) -> list[str]:
+    """What a cell runs: the plugin's floor its own files; the others ``tests``, with the
+    tools' files at their floors in the lowest-direct cells (the default list only)."""
+    if cell.resolution == PLUGIN_FLOOR:
+        return list(PLUGIN_FLOOR_TESTS)
+    default = tests == list(COMPAT_TESTS)
+    tools = FLOOR_TOOL_TESTS if default and cell.resolution == "lowest-direct" else ()
+    return [*tests, *tools, *deselected(tests)]
+
+
 def estimate(took: list[float], resolution: str = "") -> float:
     """What the next cell will take: the longest so far and a quarter, or the first guess
     (the plugin's floor cell, a few files, its own)."""
@@ -350,16 +360,11 @@ def run_cell(
         print(f"test-compat: {cell.name} {tested}", flush=True)
     else:
         red = code != 0
-    failed_ids = failed_tests(output)
-    if code == 1 and 0 < len(failed_ids) <= RERUN_AT_MOST:
-        # a test that fails once and passes alone, on the same versions, is a timing flake
-        # of a loaded machine, not a version the mock does not work with: said, not red
-        left_now = None if timeout is None else max(timeout - took, 1.0)
-        again = run_tests(home, failed_ids, left_now, log_name="pytest-rerun.log")
-        if again == 0:
-            red = False
-            tested += f"; {len(failed_ids)} failed, then passed run again: {' '.join(failed_ids)}"
-            FLAKY.append(f"{cell.name}:\n{failures(output)}")
+    flaky = passed_run_again(home, output, code, None if timeout is None else timeout - took)
+    if flaky:
+        red = False
+        tested += f"; {len(flaky)} failed, then passed run again: {' '.join(flaky)}"
+        FLAKY.append(f"{cell.name}:\n{failures(output)}")
     if red:
         print(f"test-compat: {cell.name} failed ({home / 'pytest.log'}):", flush=True)
         FAILURES.append(f"{cell.name}:\n{failures(output)}")
@@ -369,6 +374,18 @@ def run_cell(
     )
     print(row, flush=True)
     return row, red, took + built
+
+
+def passed_run_again(home: Path, output: str, code: int | None, left: float | None) -> list[str]:
+    """The failed tests (up to ``RERUN_AT_MOST``) when each passes run once more, else none:
+    a test that fails once and then passes, on the same versions, is a timing flake of a
+    loaded machine, not a version the mock does not work with."""
+    failed = failed_tests(output)
+    if code != 1 or not 0 < len(failed) <= RERUN_AT_MOST:
+        return []
+    left = None if left is None else max(left, 1.0)
+    again = run_tests(home, failed, left, log_name="pytest-rerun.log")
+    return failed if again == 0 else []
 
 
 def reason_to_skip(
@@ -411,12 +428,8 @@ def main() -> int:
         if why or python is None:
             rows.append(skipped(cell, python.version if python else cell.version, why or ""))
             continue
-        if cell.resolution == PLUGIN_FLOOR:
-            row, red, seconds = run_cell(cell, python, list(PLUGIN_FLOOR_TESTS), left)
-        else:
-            tools = FLOOR_TOOL_TESTS if cell.resolution == "lowest-direct" else ()
-            chosen = [*tests, *(tools if tests == list(COMPAT_TESTS) else ()), *deselected(tests)]
-            row, red, seconds = run_cell(cell, python, chosen, left)
+        row, red, seconds = run_cell(cell, python, cell_tests(cell, tests), left)
+        if cell.resolution != PLUGIN_FLOOR:  # its minute says nothing of a full cell's time
             took.append(seconds)
         rows.append(row)
         failed = failed or red

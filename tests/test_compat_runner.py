@@ -31,6 +31,40 @@ def compat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return module
 
 
+def shim_python(cell: Path) -> Path:
+    """The cell's ``bin/python``: this venv's (pytest-xdist), as a real cell's would be."""
+    (cell / "bin").mkdir(parents=True)
+    python = cell / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    return python
+
+
+def run_one_real_cell(
+    compat: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pair: tuple[str, str],
+    file_name: str,
+    text: str,
+) -> int:
+    """``main()`` over one cell (``pair``: its Python and resolution) that runs pytest for
+    real on one test file (``file_name``, holding ``text``), only its install and Python faked."""
+    version, resolution = pair
+    python = shim_python(tmp_path / "home" / f"py{version}-{resolution}")
+    tests = tmp_path / file_name
+    tests.write_text(text)
+    monkeypatch.setattr(compat, "ROOT", tmp_path)
+    monkeypatch.setattr(compat, "HOME", tmp_path / "home")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.setenv("PYTEST_PLUGINS", "xdist.plugin")
+    monkeypatch.setattr(compat, "build", lambda *a: "starlette==1.0\n")
+    monkeypatch.setattr(compat, "find_python", lambda v: compat.Python(str(python), v, "here"))
+    monkeypatch.setattr(compat, "ORDER", (pair,))
+    monkeypatch.setenv("TESTS", str(tests))
+    return compat.main()
+
+
 def no_cell_may_run(*args: object) -> None:
     raise AssertionError("a cell was started")
 
@@ -120,25 +154,12 @@ def test_a_red_cells_failures_are_printed_after_the_table(
     compat: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     """CI shows the end of its output: the failing test's name and assertion are there."""
-    cell = tmp_path / "home" / "py3.13-highest"
-    (cell / "bin").mkdir(parents=True)
-    python = cell / "bin" / "python"  # this venv's Python (pytest-xdist), as the cell's
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    python.chmod(python.stat().st_mode | stat.S_IEXEC)
-    tests = tmp_path / "test_some.py"
-    tests.write_text(
+    code = run_one_real_cell(
+        compat, tmp_path, monkeypatch, ("3.13", "highest"), "test_some.py",
         "def test_fine(): pass\n"
-        "def test_broken():\n    left = 41\n    assert left + 1 == 43, 'off by one'\n"
-    )
-    monkeypatch.setattr(compat, "ROOT", tmp_path)
-    monkeypatch.setattr(compat, "HOME", tmp_path / "home")
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("PYTEST_PLUGINS", "xdist.plugin")
-    monkeypatch.setattr(compat, "build", lambda *a: "starlette==1.0\n")
-    monkeypatch.setattr(compat, "find_python", lambda v: compat.Python(str(python), v, "here"))
-    monkeypatch.setattr(compat, "ORDER", (("3.13", "highest"),))
-    monkeypatch.setenv("TESTS", str(tests))
-    assert compat.main() == 1
+        "def test_broken():\n    left = 41\n    assert left + 1 == 43, 'off by one'\n",
+    )  # fmt: skip
+    assert code == 1
     printed = capsys.readouterr().out
     table_end = printed.index("| 3.13 (here) | highest |")
     tail = printed[table_end:]
@@ -151,31 +172,18 @@ def test_a_red_cells_failures_are_printed_after_the_table(
 def test_a_test_that_fails_once_and_passes_run_again_is_named_not_red(
     compat: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    cell = tmp_path / "home" / "py3.10-highest"
-    (cell / "bin").mkdir(parents=True)
-    python = cell / "bin" / "python"  # this venv's Python (pytest-xdist), as the cell's
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    python.chmod(python.stat().st_mode | stat.S_IEXEC)
-    tests = tmp_path / "test_timing.py"
     runs = tmp_path / "runs"
-    tests.write_text(
+    code = run_one_real_cell(
+        compat, tmp_path, monkeypatch, ("3.10", "highest"), "test_timing.py",
         "import pathlib\n"
         "def test_steady(): pass\n"
         "def test_first_time_late():\n"
         f"    runs = pathlib.Path({str(runs)!r})\n"
         "    first = not runs.exists()\n"
         "    runs.write_text('ran')\n"
-        "    assert not first, 'late under load'\n"
-    )
-    monkeypatch.setattr(compat, "ROOT", tmp_path)
-    monkeypatch.setattr(compat, "HOME", tmp_path / "home")
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.setenv("PYTEST_PLUGINS", "xdist.plugin")
-    monkeypatch.setattr(compat, "build", lambda *a: "starlette==1.0\n")
-    monkeypatch.setattr(compat, "find_python", lambda v: compat.Python(str(python), v, "here"))
-    monkeypatch.setattr(compat, "ORDER", (("3.10", "highest"),))
-    monkeypatch.setenv("TESTS", str(tests))
-    assert compat.main() == 0
+        "    assert not first, 'late under load'\n",
+    )  # fmt: skip
+    assert code == 0
     printed = capsys.readouterr().out
     row = next(line for line in printed.splitlines() if line.startswith("| 3.10 (here)"))
     assert "1 failed, 1 passed" in row
@@ -209,10 +217,7 @@ def test_a_cell_over_its_time_is_stopped_with_its_workers(
     compat: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cell = tmp_path / "cell"
-    (cell / "bin").mkdir(parents=True)
-    python = cell / "bin" / "python"  # this venv's Python (pytest-xdist), as the cell's
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    shim_python(cell)
     slow = tmp_path / "test_slow.py"
     marker = tmp_path / "alive"
     slow.write_text(
