@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,7 @@ import httpx
 import pytest
 
 from idv_mock import Service, ServiceConfig
-from idv_mock.backend.moved_names import MOVED, add_aliases
+from idv_mock.backend.moved_names import MOVED, MovedNames, add_aliases
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = "admin@example.com"
@@ -62,25 +64,25 @@ def test_the_old_journal_and_deliveries_read_what_the_new_ones_read(service: Ser
     )
     assert client.get("/submission", params={"count": "1"}).status_code == 200
     with pytest.deprecated_call():
-        journal = service.journal("default", "GET")  # type: ignore[attr-defined]
+        journal = service.journal("default", "GET")
     assert [e["path"] for e in journal] == ["/v3/submission"]
     assert journal == service.calls.journal("default", "GET")
     with pytest.deprecated_call():
-        assert service.clear_journal("default") == 1  # type: ignore[attr-defined]
+        assert service.clear_journal("default") == 1
     assert service.calls.journal("default") == []
     with pytest.deprecated_call():
-        assert service.deliveries("default") == service.delivery.recorded("default") == []  # type: ignore[attr-defined]
+        assert service.deliveries("default") == service.delivery.recorded("default") == []
 
 
 def test_the_old_token_calls_change_the_pool(service: Service) -> None:
     project = service.project("default")
     with pytest.deprecated_call():
-        service.register_tokens(project, ["old-name-token1", "old-name-token2"])  # type: ignore[attr-defined]
+        service.register_tokens(project, ["old-name-token1", "old-name-token2"])
     assert service.tokens.count(project) == 2
     with pytest.deprecated_call():
-        service.delete_tokens(project, ["old-name-token1"])  # type: ignore[attr-defined]
+        service.delete_tokens(project, ["old-name-token1"])
     with pytest.deprecated_call():
-        assert service.token_count(project) == 1  # type: ignore[attr-defined]
+        assert service.token_count(project) == 1
     assert service.tokens.get(project, "old-name-token2")["tokenId"] == "old-name-token2"
 
 
@@ -88,7 +90,7 @@ def test_the_old_review_edits_the_submission(service: Service) -> None:
     project = service.project("default")
     sid = service.create_submission("default", {"kyc": {"result": "pending"}})["submission_id"]
     with pytest.deprecated_call():
-        service.review(project, sid, ADMIN, {"kycStatus": "approved"})  # type: ignore[attr-defined]
+        service.review(project, sid, ADMIN, {"kycStatus": "approved"})
     assert service.stored_submission("default", sid)["kyc"]["result"] == "approved"
 
 
@@ -104,3 +106,20 @@ def test_the_in_process_page_lists_every_moved_name() -> None:
     page = (ROOT / "docs" / "in-process.md").read_text()
     rows = re.findall(r"^\| `service\.(\w+)` \| `service\.([\w.]+)` \|$", page, re.M)
     assert dict(rows) == MOVED
+
+
+def test_type_checkers_see_each_old_name(tmp_path: Path) -> None:
+    """mypy --strict accepts the old names on a ``Service`` and still refuses a wrong one."""
+    assert list(MovedNames.__annotations__) == list(MOVED)
+    code = "from idv_mock import Service\n\n\ndef use(service: Service) -> None:\n"
+    code += "".join(f"    service.{old}()\n" for old in MOVED) + "    service.jurnal()\n"
+    (tmp_path / "uses_old_names.py").write_text(code)
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
+         "uses_old_names.py"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert checked.stdout.splitlines() == [
+        'uses_old_names.py:33: error: "Service" has no attribute "jurnal"  [attr-defined]',
+        "Found 1 error in 1 file (checked 1 source file)",
+    ], checked.stdout + checked.stderr

@@ -49,6 +49,41 @@ MOVED: dict[str, str] = {
 }
 
 
+class MovedNames:
+    """The old names as a type checker sees them (``Service`` derives from this): without
+    it mypy reports each as a missing attribute although it runs. Only annotations: the
+    methods themselves are ``add_aliases``'s, and take what their new homes take."""
+
+    journal: Callable[..., Any]
+    clear_journal: Callable[..., Any]
+    deliveries: Callable[..., Any]
+    resend_delivery: Callable[..., Any]
+    register_tokens: Callable[..., Any]
+    delete_tokens: Callable[..., Any]
+    delete_oldest_tokens: Callable[..., Any]
+    token: Callable[..., Any]
+    token_count: Callable[..., Any]
+    token_lives: Callable[..., Any]
+    token_page: Callable[..., Any]
+    review: Callable[..., Any]
+    client_review: Callable[..., Any]
+    image: Callable[..., Any]
+    put_images: Callable[..., Any]
+    migrate: Callable[..., Any]
+    screen: Callable[..., Any]
+    report_pdf: Callable[..., Any]
+    monitor: Callable[..., Any]
+    monitoring_record: Callable[..., Any]
+    monitoring_records_of: Callable[..., Any]
+    own_watchlist: Callable[..., Any]
+    delete_watchlist_entry: Callable[..., Any]
+    delete_worklist: Callable[..., Any]
+    delete_records: Callable[..., Any]
+    liveform_open: Callable[..., Any]
+    liveform_step: Callable[..., Any]
+    liveform_session: Callable[..., Any]
+
+
 def add_aliases(cls: type) -> None:
     """Give ``cls`` (``Service``) each old name as a method forwarding to its new home."""
     for old, new in MOVED.items():

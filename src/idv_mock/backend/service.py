@@ -38,7 +38,7 @@ from idv_mock.backend.exceptions import (
 )
 from idv_mock.backend.liveform_service import HostedForm
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
-from idv_mock.backend.moved_names import add_aliases
+from idv_mock.backend.moved_names import MovedNames, add_aliases
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.record_service import RecordCalls
@@ -75,7 +75,7 @@ class ServiceConfig:
     allowed_webhook_hosts: tuple[str, ...] = ()
 
 
-class Service:
+class Service(MovedNames):
     def __init__(
         self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
     ) -> None:
