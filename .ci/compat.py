@@ -180,9 +180,9 @@ def build(python: str, resolution: str, cell: Path) -> str:
         made = run(UV, "venv", "-q", "--python", python, cell)
         if made.returncode != 0:
             raise SystemExit(made.stderr)
-    pins = cell / "requirements.txt"
     if resolution == PLUGIN_FLOOR:
         return build_plugin_floor(cell, env)
+    pins = cell / "requirements.txt"
     compiled = run(
         UV, "pip", "compile", "-q", "pyproject.toml", "--extra", "test",
         "--resolution", resolution, "--only-binary", ":all:",

@@ -26,7 +26,7 @@ import importlib
 import inspect
 import re
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -376,20 +376,16 @@ def all_uses(roots: set[str]) -> list[Use]:
     return list(found.values())
 
 
-def problems_in(name: str, text: str, roots: dict[str, Any]) -> list[str]:
+def problems_of(uses: Iterable[Use], roots: dict[str, Any]) -> list[str]:
     return [
         f"{use.where} `{use.text}`: {why}"
-        for use in uses_in(name, text, set(roots))
+        for use in uses
         if (why := problem(use, roots)) is not None
     ]
 
 
 def test_every_python_name_the_docs_show_exists(roots: dict[str, Any]) -> None:
-    problems = []
-    for use in all_uses(set(roots)):
-        why = problem(use, roots)
-        if why is not None:
-            problems.append(f"{use.where} `{use.text}`: {why}")
+    problems = problems_of(all_uses(set(roots)), roots)
     assert not problems, "\n".join(problems)
 
 
@@ -435,7 +431,7 @@ def test_the_names_are_found_where_the_docs_write_them(roots: dict[str, Any]) ->
     ],
 )
 def test_a_name_that_does_not_exist_is_reported(roots: dict[str, Any], doc: str, why: str) -> None:
-    (found,) = problems_in("page.md", doc, roots)
+    (found,) = problems_of(uses_in("page.md", doc, set(roots)), roots)
     assert why in found, found
 
 

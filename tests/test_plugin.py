@@ -7,11 +7,12 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from pytest_idv_mock import release
+
+from idv_mock.compat import version_numbers
 
 # pytest-asyncio (installed for the strict-mode test) warns in every run without this; before
 # 0.24 (the newest for pytest 7.0 to 8.1, where these tests run too) it is an unknown option
-KNOWN = release(version("pytest-asyncio")) >= (0, 24)
+KNOWN = version_numbers(version("pytest-asyncio")) >= (0, 24)
 LOOP_SCOPE = "asyncio_default_fixture_loop_scope = function\n" if KNOWN else ""
 INI = "[pytest]\n" + LOOP_SCOPE
 

@@ -115,7 +115,7 @@ def pytest_configure(config: Any) -> None:
 def check_pytest_version(version: str) -> None:
     """A pytest below ``PYTEST_FLOOR`` is a usage error that says what to do, before any
     test runs (below it, every fixture failed in its setup with an AttributeError)."""
-    if release(version) >= PYTEST_FLOOR:
+    if importlib.import_module("idv_mock.compat").version_numbers(version) >= PYTEST_FLOOR:
         return
     import pytest
 
@@ -124,19 +124,6 @@ def check_pytest_version(version: str) -> None:
         f"idv-mock's pytest plugin needs pytest {floor} or later, not {version}: "
         f"pip install 'idv-mock[pytest]' upgrades it; -p no:idv_mock runs without the plugin"
     )
-
-
-def release(version: str) -> tuple[int, int]:
-    """A version's major and minor numbers: ``7.0.0rc1`` and ``7.0.1.dev3+g1`` are (7, 0)."""
-    numbers: list[int] = []
-    for part in [*version.split(".")[:2], "0"][:2]:
-        digits = ""
-        for char in part:
-            if not char.isdigit():
-                break
-            digits += char
-        numbers.append(int(digits or "0"))
-    return numbers[0], numbers[1]
 
 
 def pytest_cmdline_main(config: Any) -> int | None:

@@ -49,13 +49,15 @@ class UntestedVersionWarning(CompatWarning):
     """A dependency whose internals the mock reads is outside the tested range."""
 
 
-def _numbers(version: str) -> tuple[int, ...]:
+def version_numbers(version: str) -> tuple[int, ...]:
+    """Major, minor and micro, pre-release and local parts left out: ``7.0.0rc1`` is
+    (7, 0, 0), ``7.0.1.dev3+g1`` (7, 0, 1). Compared as tuples, so ``(8,)`` >= ``(7, 0)``."""
     return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
 
 
 def in_range(dist: str, version: str) -> bool:
     low, below = TESTED[dist]
-    return _numbers(low) <= _numbers(version) < _numbers(below)
+    return version_numbers(low) <= version_numbers(version) < version_numbers(below)
 
 
 def tested(dist: str) -> str:
