@@ -226,6 +226,8 @@ def test_the_extra_is_declared_and_documented() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert any(d.startswith("hypothesis") for d in project["optional-dependencies"]["strategies"])
     assert "pip install 'idv-mock[strategies]'" in (ROOT / "docs" / "pytest.md").read_text()
+    assert project["optional-dependencies"]["pytest"] == ["pytest>=7.0"]  # the plugin's floor
+    assert "`pip install 'idv-mock[pytest]'`" in (ROOT / "README.md").read_text()
 
 
 # --- friction: the banner, fault rules, full_name_en ---

@@ -84,7 +84,8 @@ def test_the_wheel_serves_and_its_plugin_runs(dist: Path, tmp_path: Path) -> Non
         "--quiet",
         "--disable-pip-version-check",
     ]
-    done = subprocess.run([*pip, str(_wheel(dist)), "pytest"], capture_output=True, text=True,
+    # pytest through the extra, as the README says: pip install 'idv-mock[pytest]'
+    done = subprocess.run([*pip, f"{_wheel(dist)}[pytest]"], capture_output=True, text=True,
                           timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
