@@ -1,8 +1,9 @@
 """The layers of ARCHITECTURE.md, checked: no module imports from a layer above its own.
 
 Every import counts: lazy ones inside functions (they are how a layer would reach up
-unseen), relative ones, and ``importlib.import_module``/``__import__`` calls (with a
-computed name, every dotted ``idv_mock`` name written in the module counts). Only
+unseen), relative ones, ``importlib.import_module``/``__import__`` calls, and every string
+that names an ``idv_mock`` module whatever function receives it (an alias of
+``import_module``, ``pkgutil.resolve_name``, a table a computed call reads). Only
 ``if TYPE_CHECKING:`` blocks are left out, since they run nothing. A module in no layer
 fails, and the pytest plugin is checked too: its ``__init__`` imports only the standard
 library, its fixtures only the public objects ARCHITECTURE.md lists. ``api/`` and ``web/``
@@ -14,6 +15,7 @@ ARCHITECTURE.md's are checked to say the same.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 from pathlib import Path
@@ -21,7 +23,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "src" / "idv_mock"
+# IDV_MOCK_LAYERS_PACKAGE: check a copy of the package instead (the test of the tricks)
+PACKAGE = Path(os.environ.get("IDV_MOCK_LAYERS_PACKAGE", ROOT / "src" / "idv_mock"))
 PLUGIN = ROOT / "pytest_plugin" / "pytest_idv_mock"
 
 # ARCHITECTURE.md's table: layer number -> the modules in it (a name covers its subpackage;
@@ -43,7 +46,7 @@ BANNED: dict[int, tuple[str, ...]] = {
     0: ("starlette", "uvicorn", "httpx", "jinja2", "http"),
     1: ("starlette", "uvicorn", "jinja2"),
     2: ("starlette", "uvicorn", "httpx", "jinja2", "http"),  # no HTTP, not even HTTPStatus
-    3: ("jinja2",),  # the pages' templates are web's alone
+    3: ("jinja2", "idv_mock.api", "idv_mock.web"),  # the pages' templates are web's alone
 }
 # packages of one layer that may not import each other: a helper both need goes below them
 APART: dict[str, tuple[str, ...]] = {
@@ -129,7 +132,6 @@ def imports(path: Path, package: str | None = None) -> list[str]:
         for inner in ast.walk(stmt)
     }
     found: list[str] = []
-    dynamic = False
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
@@ -142,18 +144,71 @@ def imports(path: Path, package: str | None = None) -> list[str]:
             name = node.args[0] if node.args else None
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 found.append(_absolute_name(name.value, _anchor(node, package)))
-            else:
-                dynamic = True
-    if dynamic:  # a computed name: every idv_mock module named in the module counts
-        found += [
-            node.value
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and node.value.startswith("idv_mock.")
-            and node.value.replace(".", "").replace("_", "").isalnum()
-        ]
-    return found
+    # Any string naming an idv_mock module is an import of it, whatever receives it: an
+    # alias of import_module, pkgutil.resolve_name("idv_mock.cli:main"), a table of homes
+    # a computed call reads, the head of an f-string. Only whole strings of that shape
+    # count, so prose (docstrings, messages) mentioning a module does not.
+    found += [
+        named
+        for node in ast.walk(tree)
+        if id(node) not in skipped
+        and isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (named := _named_module(node.value)) is not None
+    ]
+    return list(dict.fromkeys(found))
+
+
+MODULE_STRING = re.compile(r"idv_mock(?:\.[A-Za-z_]\w*)*\.?(?::[\w.]*)?")
+
+
+def _named_module(text: str) -> str | None:
+    """The ``idv_mock`` module a string names, or None: ``"idv_mock.api.app"``, the head
+    ``"idv_mock.api."`` of an f-string, ``"idv_mock.cli:main"`` and ``"idv_mock.cli.main"``
+    (both forms ``pkgutil.resolve_name`` reads) name a module, as does ``"idv_mock"``. A
+    dotted string whose rest is no name of its module (a logger's ``"idv_mock.hints"``, a
+    scope key's ``"idv_mock.project"``) names none."""
+    if not MODULE_STRING.fullmatch(text):
+        return None
+    dotted, colon, _ = text.partition(":")
+    parts = dotted.rstrip(".").split(".")
+    rest: list[str] = []
+    while len(parts) > 1 and _source_of(parts) is None:
+        rest.insert(0, parts.pop())
+    if colon or not rest or rest[0] in _names_of(parts):
+        return ".".join(parts)
+    return None
+
+
+def _source_of(parts: list[str]) -> Path | None:
+    inner = PACKAGE.joinpath(*parts[1:])
+    for candidate in (inner.with_suffix(".py"), inner / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _names_of(parts: list[str]) -> set[str]:
+    """The names a module defines or exports at its top level (``__all__`` included)."""
+    source = _source_of(parts)
+    if source is None:
+        return set()
+    names: set[str] = set()
+    for node in ast.parse(source.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                names.update(
+                    e.value
+                    for e in ast.walk(node)
+                    if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                )
+    return names
 
 
 def _absolute(node: ast.ImportFrom, package: str) -> str:
@@ -218,10 +273,10 @@ def problems(path: Path, module: str) -> list[str]:
     wrong = []
     for target in imports(path, package):
         top = target.split(".")[0]
+        banned = OWN_BANS.get(module, BANNED.get(own, ()))
         if top == "idv_mock" and target != module and layer_of(target) > own:
             wrong.append(f"{target} (layer {layer_of(target)})")
-        banned = OWN_BANS.get(module, BANNED.get(own, ()))
-        if any(_under(target, b) for b in banned):
+        elif any(_under(target, b) for b in banned):
             wrong.append(f"{target} (banned in {module})")
         if _across(module, target):
             wrong.append(f"{target} (a sibling: move what both need into idv_mock.serving)")
@@ -277,7 +332,7 @@ def test_a_relative_import_by_name_is_read_against_its_anchor(tmp_path: Path) ->
         "__import__('idv_mock.cli')\n"
     )
     found = imports(tmp_path / "lazy.py", package="idv_mock.backend")
-    assert found[1:] == ["idv_mock.web.pages", "idv_mock.api.app", "idv_mock.cli"]
+    assert found[1:] == ["idv_mock.web.pages", "idv_mock.api.app", "idv_mock.cli", "idv_mock.api"]
 
 
 def test_api_and_web_import_nothing_of_each_other(tmp_path: Path) -> None:
@@ -332,6 +387,83 @@ def test_architecture_md_lists_the_same_layers() -> None:
         for number, names in rows
     }
     assert written == LAYERS
+
+
+def _written_name(text: str) -> str:
+    """A name of the "may not import" column as the tables here spell it."""
+    name = re.sub(r"\(.*?\)", "", text).replace("`", "").strip().rstrip("/")
+    if name == "any idv_mock module":
+        return "idv_mock"
+    modules = {n for names in LAYERS.values() for n in names}
+    return f"idv_mock.{name}" if name in modules or "." in name else name.lower()
+
+
+def test_architecture_md_bans_the_same_imports() -> None:
+    """The table's second column, "may not import", and BANNED, OWN_BANS, APART and
+    ACROSS say the same: a ban written only in prose would be checked by nothing."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (\d) [^|]*\|[^|]*\| ([^|]*)\|", text, flags=re.MULTILINE)
+    layer_bans: dict[int, set[str]] = {}
+    own: dict[str, set[str]] = {}
+    apart: dict[str, set[str]] = {}
+    across: dict[str, set[str]] = {}
+    for number, cell in rows:
+        cell = cell.strip()
+        if cell.startswith("each other"):
+            inside = cell[cell.index("(") + 1 : cell.rindex(")")]
+            for clause in inside.split(";"):
+                if "↔" in clause:
+                    one, other = (_written_name(x) for x in clause.split("↔"))
+                    apart.setdefault(one, set()).add(other)
+                    apart.setdefault(other, set()).add(one)
+                elif " mounts " in clause:
+                    home, mounted = (_written_name(x) for x in clause.split(" mounts "))
+                    across.setdefault(home, set()).add(mounted)
+            continue
+        first, *owned = cell.split(";")
+        if first.strip():
+            layer_bans[int(number)] = {_written_name(x) for x in first.split(",")}
+        for clause in owned:
+            module, _, names = clause.partition(":")
+            own[_written_name(module)] = {_written_name(x) for x in names.split(",")}
+    assert layer_bans == {n: set(b) for n, b in BANNED.items()}
+    assert own == {m: set(b) for m, b in OWN_BANS.items()}
+    assert apart == {m: set(b) for m, b in APART.items()}
+    assert across == {m: set(b) for m, b in ACROSS.items()}
+
+
+TRICKS = {
+    "aliased": "from importlib import import_module as load\nload('idv_mock.api.app')\n",
+    "resolved": "import pkgutil\npkgutil.resolve_name('idv_mock.cli:main')\n",
+    "dunder": "m = __import__\nm('idv_mock.web.pages')\n",
+}
+
+
+def test_the_checker_fails_on_each_trick_in_a_copy_of_the_package(tmp_path: Path) -> None:
+    """Each way of importing by a name a call receives, written into a backend module of a
+    temporary copy of the package: the checker, run on that copy, fails on those three
+    modules and on nothing else."""
+    import shutil
+    import subprocess
+
+    copy = tmp_path / "src" / "idv_mock"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for name, code in TRICKS.items():
+        (copy / "backend" / f"trick_{name}.py").write_text(code, encoding="utf-8")
+    plugins_off = ["-p", "no:randomly", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    only = ["-k", "imports_from_a_layer_above"]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *plugins_off, str(Path(__file__)), *only],
+        env={**os.environ, "IDV_MOCK_LAYERS_PACKAGE": str(copy)},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    failed = sorted(re.findall(r"^FAILED .*\[(idv_mock[\w.]*)\]", run.stdout, re.MULTILINE))
+    assert failed == [f"idv_mock.backend.trick_{name}" for name in sorted(TRICKS)], run.stdout
+    assert "idv_mock.api.app (layer 4)" in run.stdout
+    assert "idv_mock.cli (layer 6)" in run.stdout
+    assert "idv_mock.web.pages (layer 4)" in run.stdout
 
 
 def test_a_computed_import_counts_every_module_the_file_names(tmp_path: Path) -> None:

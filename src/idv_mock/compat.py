@@ -167,7 +167,7 @@ def httptools_protocol() -> type | None:
 # --- pytest -------------------------------------------------------------------------------
 
 
-def skip_assert_rewriting(rewrite_hook: Any, package: str = "idv_mock") -> bool:
+def skip_assert_rewriting(rewrite_hook: Any, package: str = __name__.partition(".")[0]) -> bool:
     """Take ``package`` off the modules pytest rewrites the asserts of; False (warned)
     when pytest keeps its marks elsewhere.
 
