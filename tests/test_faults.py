@@ -258,11 +258,21 @@ def test_faulted_monitoring_errors_carry_their_whole_body(client: TestClient) ->
 
 
 @pytest.mark.parametrize(
-    "respond",
-    [{"status": 204, "body": {"a": 1}}, {"status": 200, "headers": {"Content-Length": "9"}}],
+    ("respond", "why"),
+    [
+        ({"status": 204, "body": {"a": 1}}, "respond: status 204 has no body"),
+        (
+            {"status": 200, "headers": {"Content-Length": "9"}},
+            "respond.headers: Content-Length is set by the server",
+        ),
+    ],
 )
 def test_responses_the_server_cannot_send_are_refused(
-    client: TestClient, respond: dict[str, Any]
+    client: TestClient, respond: dict[str, Any], why: str
 ) -> None:
+    """Refused with the reason, and no rule is added: the next call answers as usual."""
     rule = {"match": {"path": "/v3/submission"}, "respond": respond}
-    assert client.post(FAULTS, json=rule).status_code == 400
+    r = client.post(FAULTS, json=rule)
+    assert (r.status_code, r.json()) == (400, {"message": "invalid fault rule", "errors": [why]})
+    assert client.get(FAULTS).json() == {"faults": []}
+    assert client.get("/v3/submission", headers={"x-api-key": "mock-api-key"}).status_code == 200

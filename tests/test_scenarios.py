@@ -215,9 +215,11 @@ def test_matchers_variables_and_escapes() -> None:
 
 
 def test_booleans_and_numbers_do_not_match_each_other() -> None:
+    """A boolean never matches a number, 1 included, and the problem shows it as written."""
     text = WRONG.replace("{Items: [{kyc: {result: rejected}}]}", "{Items: {length: true}}")
     results = scenarios.run(scenarios.loads(text))
     assert not results[1].passed
+    assert results[1].problems == ("body.Items: expected true items, got 1",)
 
 
 # --- the command line ---

@@ -146,7 +146,7 @@ def _list_ops(expected: dict[str, Any]) -> bool:
 
 def _match_list(expected: dict[str, Any], actual: list[Any], where: str, out: list[str]) -> None:
     if "length" in expected and not _same(expected["length"], len(actual)):
-        out.append(f"{where}: expected {expected['length']} items, got {len(actual)}")
+        out.append(f"{where}: expected {show(expected['length'])} items, got {len(actual)}")
     for item in expected.get("contains", []):
         tries = [differences(item, a, f"{where}[{i}]") for i, a in enumerate(actual)]
         if tries and min(len(t) for t in tries) == 0:
