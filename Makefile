@@ -22,8 +22,8 @@ serve: $(VENV)/.installed
 	$(BIN)/idv-mock serve $(SERVE_ARGS)
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests pytest_plugin bench
-	$(BIN)/ruff format --check src tests pytest_plugin bench
+	$(BIN)/ruff check src tests pytest_plugin bench mkdocs_hooks.py
+	$(BIN)/ruff format --check src tests pytest_plugin bench mkdocs_hooks.py
 	$(BIN)/mypy --strict src pytest_plugin
 
 test: lint
@@ -62,8 +62,8 @@ image-test: $(VENV)/.installed-test
 	IDV_MOCK_IMAGE_TEST=1 $(BIN)/pytest -q -p no:randomly -rs tests/test_image.py
 
 format: $(VENV)/.installed-test
-	$(BIN)/ruff format src tests pytest_plugin bench
-	$(BIN)/ruff check --fix src tests pytest_plugin bench
+	$(BIN)/ruff format src tests pytest_plugin bench mkdocs_hooks.py
+	$(BIN)/ruff check --fix src tests pytest_plugin bench mkdocs_hooks.py
 
 clean:
 	rm -rf $(VENV) .venv-compat build dist site .pytest_cache .mypy_cache .ruff_cache
