@@ -7,6 +7,7 @@ docs as a copy of a file of the clone is that file, character for character.
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from html.parser import HTMLParser
@@ -201,3 +202,47 @@ def test_no_page_includes_what_a_reader_outside_the_site_cannot_see() -> None:
         if path.parent.name == "docs" or path.name == "README.md":
             lines = path.read_text(encoding="utf-8").splitlines()
             assert not [line for line in lines if line.startswith("--8<--")], path
+
+
+# --- hosts the project must not name ----------------------------------------------------
+
+# an invented repository address, and the hosts of package registries and their mirrors:
+# where packages come from is the reader's setup (pip's index, apt's sources), never ours
+NAMED = re.compile(
+    r"github\.com/idv-mock|pypi\.org|pythonhosted\.org|npmjs\.(org|com)|yarnpkg\.com"
+    r"|deb\.debian\.org|security\.debian\.org|archive\.ubuntu\.com|docker\.io|ghcr\.io"
+    r"|quay\.io|maven\.org|maven\.apache\.org|crates\.io|proxy\.golang\.org|rubygems\.org"
+)
+
+
+def text_files() -> list[Path]:
+    found = []
+    for folder, dirs, names in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIPPED and not d.startswith(".")]
+        for name in names:
+            path = Path(folder, name)
+            if path != Path(__file__).resolve() and b"\0" not in path.read_bytes()[:8192]:
+                found.append(path)
+    return found
+
+
+def test_no_invented_repository_address_and_no_registry_host() -> None:
+    named = []
+    for path in text_files():
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if NAMED.search(line):
+                named.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not named, named
+    assert len(text_files()) > 300  # the whole tree was read
+
+
+def test_the_image_test_takes_the_mirror_from_apts_sources(tmp_path: Path) -> None:
+    from test_image import apt_mirror
+
+    assert apt_mirror(tmp_path) is None
+    (tmp_path / "other.sources").write_text("Types: deb\nURIs: http://other.invalid/x\n")
+    (tmp_path / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.invalid/debian\nSuites: bookworm\n\n"
+        "Types: deb\nURIs: http://mirror.invalid/debian-security\n"
+    )
+    assert apt_mirror(tmp_path) == "http://mirror.invalid/debian"
