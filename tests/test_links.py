@@ -246,3 +246,20 @@ def test_the_image_test_takes_the_mirror_from_apts_sources(tmp_path: Path) -> No
         "Types: deb\nURIs: http://mirror.invalid/debian-security\n"
     )
     assert apt_mirror(tmp_path) == "http://mirror.invalid/debian"
+
+
+# a section named in prose, a docstring or a --help text: README "Time", docs/layout.md "Tested
+# versions" (a link would be better; this catches a section that moved or was renamed)
+SECTION = re.compile(r"(README(?:\.md)?|docs/[\w-]+\.md)(?:'s)?,? \\?\"([^\"\\]+)\\?\"")
+
+
+def test_sections_named_by_file_and_title_exist() -> None:
+    named = []
+    for path in text_files():
+        for file, title in SECTION.findall(path.read_text(errors="replace")):
+            target = ROOT / ("README.md" if file.startswith("README") else file)
+            title = " ".join(title.split())  # it may wrap
+            headings = [text.strip() for _, text in rendered(target).headings]
+            if title not in headings:
+                named.append(f"{path.relative_to(ROOT)}: {file} {title!r}")
+    assert not named, named

@@ -444,7 +444,7 @@ PUT_IMAGE = Family(
 )
 
 # GET /image (endpoints.md 6): no error is published; the mock answers in PUT's shape with
-# PUT's texts, plus two of its own (README "Spec gaps and assumptions").
+# PUT's texts, plus two of its own (docs/gaps.md).
 GET_IMAGE = Family(
     "GET /image",
     Shape.CODED,
@@ -469,7 +469,7 @@ MIGRATION = Family(
 )
 
 
-# The control API's clock calls (README "Time")
+# The control API's clock calls (docs/time.md)
 CLOCK_ADVANCE_BODY = 'the body is {"seconds": <number of seconds, 0 or more>} or {"to": <ISO 8601>}'
 CLOCK_BAD_TO = "to must be an ISO 8601 instant, such as 2026-01-02T09:00:00Z"
 CLOCK_BACKWARDS = "the clock only moves forward: {} is before the project's now, {}"
