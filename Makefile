@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test test-compat lint format clean bench docs image image-test
+.PHONY: serve test test-compat lint format clean bench docs dist image image-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,15 @@ bench: $(VENV)/.installed
 # make docs: the docs site (mkdocs.yml, docs/) into site/, strictly (a broken link fails)
 docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# make dist: the wheel and the sdist into dist/ (DIST=folder for another), to install into
+# another project: pip install 'path/to/idv-mock/dist/idv_mock-<version>-py3-none-any.whl[pytest]'
+# (README "Installing into your own project"; tests/test_package.py builds them this way)
+DIST ?= dist
+
+dist: $(VENV)/.installed-test
+	rm -rf $(DIST)
+	$(BIN)/python -m build --outdir $(DIST) .
 
 # The container image (Dockerfile): podman or docker; BASE any image with python3 and venv,
 # e.g. make image BASE=localhost/debian-py:base CONTAINER_BUILD_ARGS='-v /etc/ssl/certs/...'

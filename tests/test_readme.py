@@ -12,6 +12,8 @@ Markers, an HTML comment on the line before the fence:
 - ``<!-- not-run: why -->``: not run (it starts a server of its own or waits for ever);
 - ``<!-- errors-expected: why -->``: curl may answer 4xx on purpose. Anywhere else every
   curl call runs with ``--fail-with-body``, so a 4xx or 5xx answer fails the snippet.
+- ``<!-- run-by: tests/test_x.py -->``: not run here; that test file runs it as written (the
+  install lines, into a throwaway environment).
 A ```py block titled with a file of ``tests/examples/`` shows that test file, verbatim
 (tests/test_links.py checks the copy); the suite runs it as a test of its own.
 """
@@ -52,7 +54,7 @@ FILES = (
 )
 RUN_LANGS = {"sh": "bash", "bash": "bash", "python": "python"}
 FENCE = re.compile(r"^```(\w*)(?:\s+[^`]*)?$")  # a language, then maybe title="..."
-MARKER = re.compile(r"^<!--\s*(not-run|errors-expected):\s*(.+?)\s*-->$")
+MARKER = re.compile(r"^<!--\s*(not-run|errors-expected|run-by):\s*(.+?)\s*-->$")
 MAX_NOT_RUN = 8  # a server of its own, a wait for ever, a browser (Playwright), a resilience run
 
 
@@ -63,6 +65,7 @@ class Snippet:
     lang: str
     code: str
     marker: str | None
+    because: str | None = None  # what the marker says after its colon
 
     @property
     def where(self) -> str:
@@ -91,13 +94,14 @@ def snippets(path: Path) -> list[Snippet]:
         before = lines[start - 1].strip() if start else ""
         marker = MARKER.match(before)
         code = "\n".join(lines[start + 1 : i]) + "\n"
-        found.append(Snippet(path, start + 1, lang, code, marker.group(1) if marker else None))
+        kind, because = marker.groups() if marker else (None, None)
+        found.append(Snippet(path, start + 1, lang, code, kind, because))
         i += 1
     return found
 
 
 ALL = [s for path in FILES for s in snippets(path)]
-RUNNABLE = [s for s in ALL if s.lang in RUN_LANGS and s.marker != "not-run"]
+RUNNABLE = [s for s in ALL if s.lang in RUN_LANGS and s.marker not in ("not-run", "run-by")]
 IN_ORDER = [s for s in RUNNABLE if not s.is_pytest]
 PYTESTS = [s for s in RUNNABLE if s.is_pytest]
 
@@ -145,6 +149,9 @@ def test_the_readmes_have_snippets_and_few_left_out() -> None:
     for s in ALL:  # a marker on anything but a snippet that would run is a mistake
         if s.marker is not None:
             assert s.lang in RUN_LANGS, s.where
+        if s.marker == "run-by":  # the test file that runs it names it
+            runner = ROOT / str(s.because)
+            assert runner.is_file() and "run-by" in runner.read_text(), s.where
 
 
 def test_shell_and_python_snippets_run_in_order(server: ServeProcess, tmp_path: Path) -> None:
