@@ -379,7 +379,8 @@ LIVEFORM = Family(
 # --- the vendor's calls beyond api-v3.md (endpoints.md; issue 30) ---
 
 # POST, GET and DELETE /submission/tokens: the vendor publishes the codes, not the texts
-# (endpoints.md 1-3), except ``Token not found.``; the other texts are the mock's own (README).
+# (endpoints.md 1-3), except ``Token not found.``; the other texts are the mock's own
+# (docs/gaps.md).
 TOKENS = Family(
     "/submission/tokens",
     Shape.MONITOR,
@@ -400,7 +401,7 @@ TOKENS = Family(
 )
 
 # POST /submission/review (endpoints.md 5): the texts are the vendor's; the body's keys are
-# not published (the mock answers {"message"}, README).
+# not published (the mock answers {"message"}, docs/gaps.md).
 REVIEW = Family(
     "POST /submission/review",
     Shape.MESSAGE,
