@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test test-compat lint format clean bench docs image image-test
+.PHONY: serve test test-compat lint format clean bench docs dist image image-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,8 @@ serve: $(VENV)/.installed
 	$(BIN)/idv-mock serve $(SERVE_ARGS)
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests pytest_plugin bench
-	$(BIN)/ruff format --check src tests pytest_plugin bench
+	$(BIN)/ruff check src tests pytest_plugin bench mkdocs_hooks.py
+	$(BIN)/ruff format --check src tests pytest_plugin bench mkdocs_hooks.py
 	$(BIN)/mypy --strict src pytest_plugin
 
 test: lint
@@ -46,6 +46,15 @@ bench: $(VENV)/.installed
 docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# make dist: the wheel and the sdist into dist/ (DIST=folder for another), to install into
+# another project: pip install 'path/to/idv-mock/dist/idv_mock-<version>-py3-none-any.whl[pytest]'
+# (README "Installing into your own project"; tests/test_package.py builds them this way)
+DIST ?= dist
+
+dist: $(VENV)/.installed-test
+	rm -rf $(DIST)
+	$(BIN)/python -m build --outdir $(DIST) .
+
 # The container image (Dockerfile): podman or docker; BASE any image with python3 and venv,
 # e.g. make image BASE=localhost/debian-py:base CONTAINER_BUILD_ARGS='-v /etc/ssl/certs/...'
 CONTAINER ?= podman
@@ -62,8 +71,8 @@ image-test: $(VENV)/.installed-test
 	IDV_MOCK_IMAGE_TEST=1 $(BIN)/pytest -q -p no:randomly -rs tests/test_image.py
 
 format: $(VENV)/.installed-test
-	$(BIN)/ruff format src tests pytest_plugin bench
-	$(BIN)/ruff check --fix src tests pytest_plugin bench
+	$(BIN)/ruff format src tests pytest_plugin bench mkdocs_hooks.py
+	$(BIN)/ruff check --fix src tests pytest_plugin bench mkdocs_hooks.py
 
 clean:
 	rm -rf $(VENV) .venv-compat build dist site .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""Simulated time over HTTP (README "Time"): each project's clock, what falls due on it, and
+"""Simulated time over HTTP (docs/time.md): each project's clock, what falls due on it, and
 every time-driven rule, through the control API of a live server with a real webhook
 receiver. Each rule's webhook carries the instant the rule fell due, and the state after
 is what an integrator would read. No test sleeps: they move the clock.

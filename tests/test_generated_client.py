@@ -1,17 +1,22 @@
 """A typed Python client generated from our OpenAPI document parses the live mock's answers.
 
 openapi-python-client (the test extra) generates a package from the 3.1 document and from
-the 3.0 rendering; the generation must print no warning, the package must import, and its
-call of every /v3 operation must come back as the model the document promises (not
-``None``, not the other member of a union) on a live server.
+the 3.0 rendering; the generation must print no warning (with ruff on PATH, as
+docs/conformance.md says; without it, only ruff's absence), the package must import, and its
+call of every /v3 operation, through a client made as docs/conformance.md's recipe makes it
+(``AuthenticatedClient(..., prefix="", auth_header_name="x-api-key")``), must come back as
+the model the document promises (not ``None``, not the other member of a union) on a live
+server.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import importlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,12 +41,26 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _generate(version: str, workdir: Path) -> tuple[str, str]:
-    """Generate package ``idv_client_<v>`` under ``workdir``; the generator's output."""
+ROOT = Path(__file__).resolve().parents[1]
+# docs/conformance.md's recipe: the Python block that makes the generated AuthenticatedClient
+RECIPE = next(
+    code
+    for code in re.findall(
+        r"^```py\n(.*?)^```$", (ROOT / "docs" / "conformance.md").read_text(), re.M | re.S
+    )
+    if "AuthenticatedClient(" in code
+)
+
+
+def _generate(version: str, workdir: Path, path: str | None = None) -> tuple[str, str]:
+    """Generate package ``idv_client_<v>`` under ``workdir``; the generator's output.
+    ``path``: the PATH it runs with (default: the test's environment's bin first)."""
     name = "idv_client_" + version.replace(".", "")
     spec = workdir / f"openapi-{version}.json"
     spec.write_text(json.dumps(openapi.document(version)))
-    env = {**os.environ, "PATH": f"{GENERATOR.parent}{os.pathsep}{os.environ['PATH']}"}
+    if path is None:
+        path = f"{GENERATOR.parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "PATH": path}
     cmd = [str(GENERATOR), "generate", "--path", str(spec), "--output-path",
            str(workdir / name), "--meta", "none"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
@@ -71,6 +90,21 @@ def test_generation_prints_no_warning(generated: tuple[str, str]) -> None:
     assert "Unable to" not in output and "Cannot" not in output, output
 
 
+def test_without_ruff_the_only_warning_is_ruffs_absence(tmp_path: Path) -> None:
+    """What docs/conformance.md says of a PATH without ruff: the client is written, and the
+    warnings are the post-generation hooks' "ruff is not in PATH", nothing else."""
+    bare = os.pathsep.join(
+        d for d in os.environ["PATH"].split(os.pathsep)
+        if d and not (Path(d) / "ruff").exists() and Path(d) != GENERATOR.parent
+    )  # fmt: skip
+    name, output = _generate("3.1", tmp_path, path=bare)
+    assert (tmp_path / name / "client.py").is_file()
+    assert "Warning(s) encountered while generating" in output, output
+    reasons = {line.strip() for line in output.splitlines() if "PATH" in line}
+    assert reasons == {"ruff is not in PATH"}, output
+    assert "Unable to" not in output and "Cannot" not in output, output
+
+
 class Api:
     """The generated package's call modules and models, by short names."""
 
@@ -91,16 +125,33 @@ def _ok(response: Any, model: type) -> Any:
 def test_every_operation_parses_into_its_model(generated: tuple[str, str]) -> None:
     api = Api(generated[0])
     with LiveServer(Service(ServiceConfig(seed_count=12))) as server:
-        client_mod = importlib.import_module(f"{api.name}.client")
-        with client_mod.Client(
-            base_url=server.base_url,
-            headers={"x-api-key": "mock-api-key"},
-            raise_on_unexpected_status=True,
-        ) as client:
+        client, listed = _recipe_client(api, server.base_url)
+        assert len(_ok_parsed(listed, api.models.GetSubmissionResponse).items) == 12
+        with client:
             _check_submissions(api, client, server.service)
             _check_tokens(api, client)
             _check_review_and_images(api, client, server.service)
             _check_migration(api, client)
+
+
+def _recipe_client(api: Api, base_url: str) -> tuple[Any, Any]:
+    """docs/conformance.md's recipe run as written, for this package and this server: what
+    it read, and a new client made by its own ``AuthenticatedClient(...)`` call."""
+    code = RECIPE.replace("idv_client", api.name).replace("http://127.0.0.1:8080/v3", base_url)
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "docs/conformance.md", "exec"), namespace)
+    call = next(
+        node
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "AuthenticatedClient"
+    )
+    client = eval(ast.get_source_segment(code, call) or "", namespace)
+    return client, namespace["listed"]
+
+
+def _ok_parsed(parsed: Any, model: type) -> Any:
+    assert isinstance(parsed, model), parsed
+    return parsed
 
 
 def _check_submissions(api: Api, client: Any, service: Service) -> None:

@@ -46,15 +46,30 @@ def _run(cmd: list[str], timeout: float = 900) -> subprocess.CompletedProcess[st
     return done
 
 
+def apt_mirror(sources: Path = Path("/etc/apt/sources.list.d")) -> str | None:
+    """The mirror the host's apt is set up with (the first ``URIs:`` of its deb822 sources,
+    debian.sources first), so the base comes from where the host's packages come from and
+    no host is named here (containers.md); None when apt names none."""
+    files = sorted(sources.glob("*.sources"), key=lambda f: (f.name != "debian.sources", f.name))
+    for source in files:
+        for line in source.read_text().splitlines():
+            if line.startswith("URIs:") and len(line.split()) > 1:
+                return line.split()[1]
+    return None
+
+
 def _ensure_base(tmp: Path) -> None:
     if subprocess.run([*PODMAN, "image", "exists", BASE]).returncode == 0:
         return
     if shutil.which("mmdebstrap") is None:
         pytest.skip(f"no base image {BASE} and no mmdebstrap to make one")
+    mirror = apt_mirror()
+    if mirror is None:
+        pytest.skip(f"no base image {BASE} and no apt mirror in /etc/apt/sources.list.d")
     rootfs = tmp / "rootfs.tar"
     _run(["mmdebstrap", "--variant=minbase",
           "--include=python3,python3-venv,python3-pip,ca-certificates",
-          "bookworm", str(rootfs), "http://deb.debian.org/debian"])  # fmt: skip
+          "bookworm", str(rootfs), mirror])  # fmt: skip
     _run([*PODMAN, "import", str(rootfs), BASE])
 
 

@@ -1,14 +1,19 @@
-"""The package as the index would ship it: sdist and wheel built, the wheel installed in a
-fresh venv outside the clone, its command and its pytest plugin used from there.
+"""The package as a user installs it into their own project: ``make dist`` builds the sdist
+and the wheel, and the README's install lines (the block marked ``run-by: tests/test_package.py``,
+the same in docs/pytest.md) run as written, the clone's path put in, into a fresh venv outside
+the clone: from the clone, then from the wheel; each time ``idv-mock serve`` answers and a
+downstream test file using the plugin passes.
 
-``python -m build`` needs the build backend from the package index (or a local mirror);
-the test skips with the reason when it cannot be fetched.
+Building needs the build backend from the package index (or a local mirror); the tests skip
+with the reason when it cannot be fetched.
 """
 
 from __future__ import annotations
 
 import email
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -33,9 +38,16 @@ pytestmark = pytest.mark.live
 
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``make dist`` builds (into a folder of the test's, with the running Python)."""
     out = tmp_path_factory.mktemp("dist")
-    cmd = [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if shutil.which("make"):
+        venv = Path(sys.executable).parent.parent
+        # -o: the environment running the tests is installed already (no .installed-test)
+        cmd = ["make", "-s", "-o", f"{venv}/.installed-test", "dist", f"VENV={venv}",
+               f"DIST={out}"]  # fmt: skip
+    else:  # the recipe of the Makefile's dist target
+        cmd = [sys.executable, "-m", "build", "--outdir", str(out), "."]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     if done.returncode != 0 and "No matching distribution" in done.stdout + done.stderr:
         pytest.skip("the build backend could not be fetched from the package index")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
@@ -56,11 +68,10 @@ def test_metadata_is_ready_for_the_index(dist: Path) -> None:
         assert "idv_mock/schemas/api.json" in names and "pytest_idv_mock/__init__.py" in names
     assert meta["Author"] == "The idv-mock authors"
     assert "License :: OSI Approved :: MIT License" in meta.get_all("Classifier")
-    assert any(u.startswith("Source, https://") for u in meta.get_all("Project-URL"))
+    # no repository address is named until a real one exists (none is invented)
+    assert meta.get_all("Project-URL") is None
     assert meta["Description-Content-Type"] == "text/markdown"
-    readme = meta.get_payload()
-    assert "](docs/img/" not in readme and "](schemas/" not in readme  # made absolute
-    assert "https://raw.githubusercontent.com/" in readme
+    assert meta.get_payload().strip() == (ROOT / "README.md").read_text().strip()
     assert len(list(dist.glob("idv_mock-*.tar.gz"))) == 1
 
 
@@ -70,29 +81,68 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_the_wheel_serves_and_its_plugin_runs(dist: Path, tmp_path: Path) -> None:
-    """A fresh venv (outside the clone), the wheel only: ``idv-mock serve`` answers and a
-    downstream test file using ``idv_client`` passes."""
+INSTALL = re.compile(r"^pip install '([^']+)'", re.M)
+
+
+def install_lines() -> list[str]:
+    """The README's install lines; docs/pytest.md shows the same block."""
+    from test_readme import snippets
+
+    def blocks(page: Path) -> list[str]:
+        return [
+            s.code
+            for s in snippets(page)
+            if s.marker == "run-by" and s.because == "tests/test_package.py"
+        ]
+
+    (readme,) = blocks(ROOT / "README.md")
+    assert blocks(ROOT / "docs" / "pytest.md") == [readme]
+    return INSTALL.findall(readme)
+
+
+def test_the_install_lines_of_the_readme_work_as_written(dist: Path, tmp_path: Path) -> None:
+    """A fresh venv (outside the clone): the clone's line, then (idv-mock uninstalled) the
+    wheel's; each installs from where it says, serves, and runs a downstream plugin test."""
+    clone_line, wheel_line = install_lines()
+    assert clone_line == "path/to/idv-mock[pytest]"
+    assert wheel_line == f"path/to/idv-mock/dist/{_wheel(dist).name}[pytest]"  # its version
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    bin_dir = venv / "bin"
-    pip = [
-        str(bin_dir / "python"),
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-    ]
-    # pytest through the extra, as the README says: pip install 'idv-mock[pytest]'
-    done = subprocess.run([*pip, f"{_wheel(dist)}[pytest]"], capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    python = str(venv / "bin" / "python")
+    pip = [python, "-m", "pip", "--disable-pip-version-check"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    for line, source in ((clone_line, ROOT), (wheel_line, _wheel(dist))):
+        target = line.replace("path/to/idv-mock/dist", str(dist))
+        target = target.replace("path/to/idv-mock", str(ROOT))
+        done = subprocess.run([*pip, "install", "--quiet", target], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        if done.returncode != 0 and "No matching distribution" in done.stdout + done.stderr:
+            pytest.skip("the build backend could not be fetched from the package index")
+        assert done.returncode == 0, line + done.stdout[-3000:] + done.stderr[-3000:]
+        assert _installed_from(python, env) == source.as_uri(), line
+        _serves_and_runs_the_plugin(venv, tmp_path / source.name, env)
+        subprocess.run([*pip, "uninstall", "--quiet", "--yes", "idv-mock"], env=env,
+                       check=True, capture_output=True, timeout=120)  # fmt: skip
+
+
+def _installed_from(python: str, env: dict[str, str]) -> str:
+    """Where pip took the installed idv-mock from (its direct_url.json, PEP 610)."""
+    code = (
+        "import importlib.metadata as m, json; "
+        "print(json.loads(m.distribution('idv-mock').read_text('direct_url.json'))['url'])"
+    )
+    done = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+def _serves_and_runs_the_plugin(venv: Path, folder: Path, env: dict[str, str]) -> None:
+    bin_dir = venv / "bin"
+    folder.mkdir()
     port = _free_port()
     server = subprocess.Popen(
         [str(bin_dir / "idv-mock"), "serve", "--port", str(port), "--seed-count", "3"],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         r = _first_answer(f"http://127.0.0.1:{port}/v3/submission")
@@ -100,11 +150,9 @@ def test_the_wheel_serves_and_its_plugin_runs(dist: Path, tmp_path: Path) -> Non
     finally:
         server.terminate()
         server.wait(timeout=30)
-    downstream = tmp_path / "downstream"
-    downstream.mkdir()
-    (downstream / "test_app.py").write_text(PLUGIN_TEST)
+    (folder / "test_app.py").write_text(PLUGIN_TEST)
     cmd = [str(bin_dir / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    done = subprocess.run(cmd, cwd=downstream, env=env, capture_output=True, text=True,
+    done = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "1 passed" in done.stdout

@@ -12,8 +12,10 @@ Markers, an HTML comment on the line before the fence:
 - ``<!-- not-run: why -->``: not run (it starts a server of its own or waits for ever);
 - ``<!-- errors-expected: why -->``: curl may answer 4xx on purpose. Anywhere else every
   curl call runs with ``--fail-with-body``, so a 4xx or 5xx answer fails the snippet.
-A ```py block holding only ``--8<-- "tests/examples/..."`` shows a test file of the suite
-(included when the site is built, pymdownx.snippets); it runs as a test of its own.
+- ``<!-- run-by: tests/test_x.py -->``: not run here; that test file runs it as written (the
+  install lines, into a throwaway environment).
+A ```py block titled with a file of ``tests/examples/`` shows that test file, verbatim
+(tests/test_links.py checks the copy); the suite runs it as a test of its own.
 """
 
 from __future__ import annotations
@@ -33,9 +35,6 @@ from conftest import ServeProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
-# The repository's address, stated once (mkdocs.yml's repo_url): the README's links start
-# with it, so they work where the README is shown outside the repository (the package index).
-REPO_URL = SITE["repo_url"]
 
 
 def nav_pages(nav: list[object]) -> list[str]:
@@ -55,7 +54,7 @@ FILES = (
 )
 RUN_LANGS = {"sh": "bash", "bash": "bash", "python": "python"}
 FENCE = re.compile(r"^```(\w*)(?:\s+[^`]*)?$")  # a language, then maybe title="..."
-MARKER = re.compile(r"^<!--\s*(not-run|errors-expected):\s*(.+?)\s*-->$")
+MARKER = re.compile(r"^<!--\s*(not-run|errors-expected|run-by):\s*(.+?)\s*-->$")
 MAX_NOT_RUN = 8  # a server of its own, a wait for ever, a browser (Playwright), a resilience run
 
 
@@ -66,6 +65,7 @@ class Snippet:
     lang: str
     code: str
     marker: str | None
+    because: str | None = None  # what the marker says after its colon
 
     @property
     def where(self) -> str:
@@ -94,13 +94,14 @@ def snippets(path: Path) -> list[Snippet]:
         before = lines[start - 1].strip() if start else ""
         marker = MARKER.match(before)
         code = "\n".join(lines[start + 1 : i]) + "\n"
-        found.append(Snippet(path, start + 1, lang, code, marker.group(1) if marker else None))
+        kind, because = marker.groups() if marker else (None, None)
+        found.append(Snippet(path, start + 1, lang, code, kind, because))
         i += 1
     return found
 
 
 ALL = [s for path in FILES for s in snippets(path)]
-RUNNABLE = [s for s in ALL if s.lang in RUN_LANGS and s.marker != "not-run"]
+RUNNABLE = [s for s in ALL if s.lang in RUN_LANGS and s.marker not in ("not-run", "run-by")]
 IN_ORDER = [s for s in RUNNABLE if not s.is_pytest]
 PYTESTS = [s for s in RUNNABLE if s.is_pytest]
 
@@ -148,6 +149,9 @@ def test_the_readmes_have_snippets_and_few_left_out() -> None:
     for s in ALL:  # a marker on anything but a snippet that would run is a mistake
         if s.marker is not None:
             assert s.lang in RUN_LANGS, s.where
+        if s.marker == "run-by":  # the test file that runs it names it
+            runner = ROOT / str(s.because)
+            assert runner.is_file() and "run-by" in runner.read_text(), s.where
 
 
 def test_shell_and_python_snippets_run_in_order(server: ServeProcess, tmp_path: Path) -> None:
@@ -196,31 +200,12 @@ def test_links_stay_inside_the_repository() -> None:
             assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{path.name}: {target}"
 
 
-def test_the_readme_is_short_and_its_links_work_outside_the_repository() -> None:
-    """Shown on the package index, a relative link or image breaks: every one is absolute,
-    and those into the repository name a file or folder that exists."""
+def test_the_readme_is_short_and_links_every_docs_page() -> None:
+    """Relative links, as on disk and on a code host (tests/test_links.py resolves them)."""
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) < 250
-    links = LINK.findall(text)
-    assert len(links) >= len(NAV) - 2  # the docs pages are linked
-    into_repo = re.compile(re.escape(REPO_URL) + r"/(?:blob|tree)/main/([^?]+)(?:\?raw=true)?$")
-    for target in links:
-        assert target.startswith("https://"), target
-        inside = into_repo.match(target)
-        if target.startswith(REPO_URL):
-            assert inside is not None and (ROOT / inside.group(1)).exists(), target
-
-
-def test_included_files_are_tests_of_the_suite() -> None:
-    """A ```py block that includes a file shows a test the suite runs, never code to run here."""
-    include = re.compile(r'^--8<-- "([^"]+)"$')
-    shown = []
-    for s in ALL:
-        lines = s.code.strip().splitlines()
-        if any(include.match(line) for line in lines):
-            assert s.lang == "py" and len(lines) == 1, s.where
-            path = ROOT / include.match(lines[0]).group(1)  # type: ignore[union-attr]
-            assert path.is_file() and path.name.startswith("test_"), s.where
-            assert path.is_relative_to(ROOT / "tests"), s.where
-            shown.append(path.name)
-    assert len(shown) >= 7
+    linked = set(LINK.findall(text))
+    # the architecture page shows ARCHITECTURE.md: the README links that file itself
+    wanted = [f"docs/{page}" for page in NAV if page != "architecture.md"] + ["ARCHITECTURE.md"]
+    missing = [target for target in wanted if target not in linked]
+    assert not missing, missing

@@ -43,7 +43,7 @@ OPTIONS = {
     "random_seed": ("0", "seed of the fake data"),
     "host": ("127.0.0.1", "address of the idv_server fixture's server"),
     "port": ("0", "port of the idv_server fixture's server (0: a free port)"),
-    "clock": ("tick", 'the projects\' clock mode: tick, wall or frozen (README "Time")'),
+    "clock": ("tick", "the projects' clock mode: tick, wall or frozen (docs/time.md)"),
 }
 MARKERS = (
     "idv_scenario(name_or_path): load a scenario's `given` state before the test "

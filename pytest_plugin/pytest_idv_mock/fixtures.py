@@ -333,7 +333,7 @@ class IdvServer:
 
     @property
     def clock(self) -> ProjectClock:
-        """The project's clock: ``.now``, ``.due``, ``.advance(hours=3)`` (README "Time")."""
+        """The project's clock: ``.now``, ``.due``, ``.advance(hours=3)`` (docs/time.md)."""
         return self.service.project_clock(self.project_id)
 
     def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:

@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--reset", action="store_true", help="POST /__admin/reset on the live server first"
     )
     clock_cmd = sub.add_parser(
-        "clock", help='a running server\'s project clock: show it, or advance it (README "Time")'
+        "clock", help="a running server's project clock: show it, or advance it (docs/time.md)"
     )
     clock_cmd.add_argument("action", nargs="?", choices=("show", "advance"), default="show")
     clock_cmd.add_argument(

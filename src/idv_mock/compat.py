@@ -1,7 +1,7 @@
 """The one door to our dependencies' internals: each use is checked here, and fails loudly.
 
 Three private names of other packages are worth their risk (``bench/internals.py`` measures
-each against the public way; README "Tested versions" has the figures):
+each against the public way; docs/layout.md "Tested versions" has the figures):
 
 - httpx ``Client._merge_url``, kept per client by the in-process clients and the
   interception: httpx parses a relative URL and the merged one again on every call;

@@ -379,7 +379,8 @@ LIVEFORM = Family(
 # --- the vendor's calls beyond api-v3.md (endpoints.md; issue 30) ---
 
 # POST, GET and DELETE /submission/tokens: the vendor publishes the codes, not the texts
-# (endpoints.md 1-3), except ``Token not found.``; the other texts are the mock's own (README).
+# (endpoints.md 1-3), except ``Token not found.``; the other texts are the mock's own
+# (docs/gaps.md).
 TOKENS = Family(
     "/submission/tokens",
     Shape.MONITOR,
@@ -400,7 +401,7 @@ TOKENS = Family(
 )
 
 # POST /submission/review (endpoints.md 5): the texts are the vendor's; the body's keys are
-# not published (the mock answers {"message"}, README).
+# not published (the mock answers {"message"}, docs/gaps.md).
 REVIEW = Family(
     "POST /submission/review",
     Shape.MESSAGE,
@@ -444,7 +445,7 @@ PUT_IMAGE = Family(
 )
 
 # GET /image (endpoints.md 6): no error is published; the mock answers in PUT's shape with
-# PUT's texts, plus two of its own (README "Spec gaps and assumptions").
+# PUT's texts, plus two of its own (docs/gaps.md).
 GET_IMAGE = Family(
     "GET /image",
     Shape.CODED,
@@ -469,7 +470,7 @@ MIGRATION = Family(
 )
 
 
-# The control API's clock calls (README "Time")
+# The control API's clock calls (docs/time.md)
 CLOCK_ADVANCE_BODY = 'the body is {"seconds": <number of seconds, 0 or more>} or {"to": <ISO 8601>}'
 CLOCK_BAD_TO = "to must be an ISO 8601 instant, such as 2026-01-02T09:00:00Z"
 CLOCK_BACKWARDS = "the clock only moves forward: {} is before the project's now, {}"

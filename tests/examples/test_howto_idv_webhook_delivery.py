@@ -1,5 +1,4 @@
-"""How to: webhooks as production delivers them, from a pytest test (README "Webhook
-delivery and resilience")."""
+"""How to: webhooks as production delivers them, from a pytest test (docs/delivery.md)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The body is JSON text whatever the ``Content-Type`` (the vendor's samples send
 ``text/plain``). Checks run in this order and the first failure answers: API key, body
 (decrypted on a secure project), ``tokenId`` an array of strings, the per-call limit, each
 ID's length then format, then the pool. A refused call changes nothing: the vendor
-processes IDs one by one, the mock answers a bad one for the whole call (README).
+processes IDs one by one, the mock answers a bad one for the whole call (docs/gaps.md).
 """
 
 from __future__ import annotations

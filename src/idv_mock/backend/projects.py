@@ -40,7 +40,7 @@ class Project:
     bucket: TokenBucket | None = None
     tokens: TokenPool = field(default_factory=TokenPool)  # POST /v3/submission/tokens
     images: dict[str, dict[str, bytes]] = field(default_factory=dict)  # PUT /submission/image
-    clock: Clock = field(default_factory=Clock)  # the project's own time (README "Time")
+    clock: Clock = field(default_factory=Clock)  # the project's own time (docs/time.md)
     schedule: Schedule = field(default_factory=Schedule)  # what falls due on that clock
 
     def seconds(self, option: str) -> float:

@@ -99,7 +99,7 @@ class Service(MovedNames):
         self.liveform = HostedForm(core, self.clocks, self._create_checked)
         self.screening = Screening(core, self.create_submission)
         self.dashboard = DashboardReads(core, self.clocks)
-        # what each kind of due item does when a project's clock reaches it (README "Time")
+        # what each kind of due item does when a project's clock reaches it (docs/time.md)
         self.clocks.on("token_expiry", self.liveform.expire_token)
         self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
         self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)

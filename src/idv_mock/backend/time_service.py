@@ -83,7 +83,7 @@ class Clocks:
 
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.rules: dict[str, Rule] = {}  # what each kind of due item does (README "Time")
+        self.rules: dict[str, Rule] = {}  # what each kind of due item does (docs/time.md)
         self.watching: threading.Event | None = None  # set to stop ``watch``
 
     def on(self, what: str, rule: Rule) -> None:

@@ -6,8 +6,8 @@ id types, the date pattern, projection fields, limits) are read from ``schemas/`
 
 The ``invalid_*`` strategies draw an :class:`Invalid`: a bad request *together with* the
 exact response the mock (and the real service) must give it. Where a request breaks
-several rules, the expected error is the one the documented check order (gaps.md, the
-README's "Spec gaps and assumptions") makes fire first, and drawn requests are often wrong
+several rules, the expected error is the one the documented check order (gaps.md,
+docs/gaps.md) makes fire first, and drawn requests are often wrong
 in several ways on purpose: that is what tests the order. The order is written here, not
 imported from the backend, so that a property test catches a server checking in another
 order. Error bodies come from the catalogue (:mod:`idv_mock.errors`); the property tests

@@ -85,7 +85,7 @@ def invalid_aml_requests(
     project_threshold: bool = False,
     kinds: Collection[str] | None = None,
 ) -> S[Invalid]:
-    """Wrong POST /submission/aml requests and their errors (api-v3.md 7.4, README order).
+    """Wrong POST /submission/aml requests and their errors (api-v3.md 7.4, docs/gaps.md's order).
 
     Kinds: wrong_api_key, not_json, not_object, bad_threshold (``submissionId`` then may
     be anything), missing_submissionId, wrong_type (``submissionId`` not a string),

@@ -176,7 +176,7 @@ def _registration(ids: S[Any], admins: S[Any]) -> S[dict[str, Any]]:
 def _monitor_post_kinds(
     ids: tuple[S[str], S[str]], admins: tuple[S[str], S[str]], wids: dict[str, S[str]], url: str
 ) -> Kinds:
-    """Failures of registration, in the README's order. ``ids``: (known, unknown)
+    """Failures of registration, in docs/gaps.md's order. ``ids``: (known, unknown)
     submission ids; ``admins``: (registered, strangers); ``wids``: worklist ids by state."""
     (sids, unknown), (team, strangers) = ids, admins
     here, anyone, any_sid = st.just(url), team | strangers, sids | unknown
@@ -247,7 +247,7 @@ def invalid_monitor_requests(
     inactive_worklist_id: str | None = None,
     kinds: Collection[str] | None = None,
 ) -> S[Invalid]:
-    """Wrong monitoring calls and their errors (api-v3.md 7.5, gaps.md, README order).
+    """Wrong monitoring calls and their errors (api-v3.md 7.5, gaps.md, docs/gaps.md's order).
 
     ``worklist_id`` must be an active worklist of the project (worklists are made through
     the control API) holding no record whose id starts with ``missing-``;

@@ -58,7 +58,7 @@ def _any_names() -> S[str]:
 
 
 def _format_problem(entries: list[str]) -> str | None:
-    """The README's ``invalid format`` detail for the first malformed entry, if any."""
+    """docs/gaps.md's ``invalid format`` detail for the first malformed entry, if any."""
     for position, entry in enumerate((e.strip() for e in entries), start=1):
         if not entry:
             return f"empty entry at position {position}"
@@ -220,12 +220,12 @@ def _partial_request_kinds(sids: S[str], queries: S[dict[str, str]], unknown: S[
 def invalid_partial_delete_queries(
     submission_ids: Sequence[str], *, kinds: Collection[str] | None = None
 ) -> S[Invalid]:
-    """Wrong DELETE /submission/partial requests and their errors (7.3, gaps.md, README).
+    """Wrong DELETE /submission/partial requests and their errors (7.3, gaps.md, docs/gaps.md).
 
     Kinds: wrong_api_key, blank_api_key, missing_submission_id, parameter_twice,
     not_string_in_body, missing_fields, empty_fields, fields_format, invalid_fields,
     data_fields_without_data, data_fields_format, invalid_data_fields, unknown_submission,
-    bad_json_body; each respects the README's order of checks.
+    bad_json_body; each respects docs/gaps.md's order of checks.
     """
     sids = given_values(submission_ids, "submission_ids")
     queries = partial_delete_queries(submission_ids)

@@ -136,7 +136,7 @@ def _projection_kinds() -> Kinds:
 
 
 def invalid_projection_requests(*, kinds: Collection[str] | None = None) -> S[Invalid]:
-    """Wrong projection calls and their errors (api-v3.md 7.6, gaps.md, README order).
+    """Wrong projection calls and their errors (api-v3.md 7.6, gaps.md, docs/gaps.md's order).
 
     Kinds: wrong_api_key (403, before anything), not_json, not_object, missing_member (a
     member absent, of a wrong type, or an empty ``fields``), bad_name, bad_mode,

@@ -1,6 +1,6 @@
 """Client review, PUT image and migration (endpoints.md 5, 7, 8): valid requests, and wrong
 ones with their exact errors, in each call's check order (the modules' docstrings in
-``idv_mock.api``; README "Spec gaps and assumptions").
+``idv_mock.api``; docs/gaps.md).
 
 Review's state rules (the submission is pending; the project's reviewer is the client)
 depend on the state, not the request, so they are left to tests."""

@@ -1,5 +1,5 @@
 """The token pool calls (POST and DELETE /v3/submission/tokens): valid token IDs and
-requests, and wrong requests with their exact errors (endpoints.md 1, 3; README order)."""
+requests, and wrong requests with their exact errors (endpoints.md 1, 3; docs/gaps.md's order)."""
 
 from __future__ import annotations
 
