@@ -191,7 +191,7 @@ class HostedForm:
         result = liveform_flow.choose(form.get("result") or "success", results, "result")
         sub = self._injection_target(project, session.link)
         assert sub is not None  # an injection session's link names its submission
-        at = stamp(self.core.clock.now())
+        at = stamp(project.clock.now())
         cf = {k: session.link.values[k] for k in events.CF_KEYS if k in session.link.values}
         if result != liveform_flow.INJECTION_SUCCESS:
             self.core.fire(project, [events.injection_event(sub, at, cf, fail_code=result)])
