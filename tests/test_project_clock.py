@@ -23,7 +23,7 @@ import pytest
 
 from conftest import ADMIN, LiveServer, form_token
 from idv_mock import Service, ServiceConfig
-from idv_mock.backend import images
+from idv_mock.backend import images, time_service
 from idv_mock.clock import DEFAULT_START, iso, parse_iso
 from idv_mock.receiver import WebhookReceiver
 
@@ -255,3 +255,75 @@ def test_delivery_records_carry_the_project_time(
 def _parsed(text: str) -> datetime:
     """A submission's ``YYYY-MM-DD-HH-MM-SS-ZZZ`` stamp as an instant."""
     return datetime.strptime(text, "%Y-%m-%d-%H-%M-%S-%f").replace(tzinfo=DEFAULT_START.tzinfo)
+
+
+# --- a failed webhook on a frozen project waits for the project's clock ---
+def poll(read: Callable[[], Any], settled: Callable[[Any], bool]) -> Any:
+    """Read until the state has settled (bounded): no sleep stands in for a state."""
+    for _ in range(2000):
+        found = read()
+        if settled(found):
+            return found
+    raise AssertionError(f"never settled: {found}")
+
+
+def test_a_failed_webhook_is_retried_when_the_frozen_clock_passes_its_back_off(
+    admin: httpx.Client,
+    live: LiveServer,
+    receiver: WebhookReceiver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The issue's case: in flight a delivery is ``sending``, and the retry loop waited only
+    while it was ``pending``, so a frozen project's retry went out in real time. The
+    back-off here is 30 s; the receiver fails the first POST. The waiting retry looks for
+    a cancellation every millisecond here (0.25 s by default), so one that stopped waiting
+    would go out at once, before the clock is advanced."""
+    monkeypatch.setattr(time_service, "RETRY_POLL", 0.001)
+    options = {"clock_mode": "frozen", "webhook_url": receiver.url}
+    spec = {"project_id": PID, "api_key": KEY, "admins": [ADMIN], "options": options}
+    assert admin.post("/__admin/projects", json=spec).status_code == 201
+    project = Project(admin, live, "frozen")
+    receiver.statuses = [500]
+    url = f"{CONTROL}/submissions?fire_webhooks=true"
+    sid = admin.post(url, json={"kyc": {"result": "pending"}}).json()["submission_id"]
+    start = project.now()
+
+    def records() -> list[dict[str, Any]]:
+        return list(admin.get(f"{CONTROL}/webhooks").json()["deliveries"])
+
+    def retry_due(_: Any) -> bool:
+        due = admin.get(f"{CONTROL}/clock").json()["due"]
+        return [d["what"] for d in due] == ["webhook_retry"]
+
+    poll(records, lambda found: len(found[0]["attempts"]) == 1 and retry_due(found))
+    # the project's later webhooks queue behind the one waiting (order is kept)
+    change = {"submissionId": sid, "admin": ADMIN, "data": {"kycStatus": "approved"}}
+    assert project.api("PATCH", "/submission", json=change).status_code == 200
+    poll(records, lambda found: len(found) == 3)
+    assert advance_by(admin, 29) == []  # not due yet: nothing is attempted
+    first, *later = records()
+    assert (first["status"], len(first["attempts"])) == ("sending", 1)
+    assert [r["status"] for r in later] == ["pending", "pending"]
+    assert len(receiver.received) == 1
+    fired = advance_by(admin, 1)
+    assert [(f["what"], f["at"], f["event"]) for f in fired] == [
+        ("webhook_retry", iso(start + timedelta(seconds=30)), "submission.submit")
+    ]
+    receiver.wait_for(4)
+    assert live.service.webhooks.wait_idle(10)
+    first, *later = records()
+    assert first["status"] == "delivered"
+    # each attempt stamped on the project's clock: the retry at the instant it fell due
+    assert [(a["at"], a["status_code"]) for a in first["attempts"]] == [
+        (iso(start), 500),
+        (iso(start + timedelta(seconds=30)), 200),
+    ]
+    assert [item.body["webhook_trigger"] for item in receiver.received] == [
+        "submit", "submit", "updated", "approved"
+    ]  # fmt: skip
+
+
+def advance_by(admin: httpx.Client, seconds: float) -> list[dict[str, Any]]:
+    r = admin.post(f"{CONTROL}/clock/advance", json={"seconds": seconds})
+    assert r.status_code == 200, r.text
+    return list(r.json()["fired"])

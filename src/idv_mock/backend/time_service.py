@@ -215,9 +215,16 @@ class Clocks:
         if not frozen:
             time.sleep(seconds)
             return
-        # in flight the delivery is ``sending``; a reset or a deleted project cancels it
+        # in flight the delivery is ``sending``; a reset or a deleted project cancels it, and
+        # a project no longer frozen (its mode changed) retries now
         while not go.wait(RETRY_POLL) and delivery.status == "sending":
-            pass
+            if not self._frozen(delivery.project_id):
+                return
+
+    def _frozen(self, project_id: str) -> bool:
+        """Read without the lock, as ``webhook_now``: one look-up and a field."""
+        project = self.core.projects.get(project_id)
+        return project is not None and project.clock.mode == "frozen"
 
 
 def is_due(project: Project) -> bool:
