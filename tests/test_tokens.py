@@ -100,6 +100,60 @@ def test_register_refuses_bad_input(
     assert_refused(lambda: http.post(URL, content=body, headers=TEXT), 400, error, service=service)
 
 
+def test_a_batch_is_processed_id_by_id(http: httpx.Client, service: Service) -> None:
+    """The vendor processes IDs one by one: the good ones are registered, each bad one is
+    counted in ``failed`` and listed with its error in ``details.failed``, in the order
+    given (shape chosen by analogy with DELETE's ``details.notFound``)."""
+    post(http, ["tokenA-001"])
+    ids = ["tokenA-001", "short", "tokenB-002", "-startsbad", "tokenB-002", "a" * 65]
+    r = post(http, ids)
+    assert r.status_code == 200
+    assert r.json() == {
+        "success": True,
+        "message": "3 tokens are now in the pool; 3 failed",
+        "summary": {"totalSubmitted": 6, "currentCount": 2, "processed": 3, "failed": 3},
+        "details": {
+            "failed": [
+                {"tokenId": "short", **length("short")},
+                {"tokenId": "-startsbad", **form("-startsbad")},
+                {"tokenId": "a" * 65, **length("a" * 65)},
+            ]
+        },
+    }
+    assert pool(service) == ["tokenA-001", "tokenB-002"]
+    assert list(r.json()) == ["success", "message", "summary", "details"]
+
+
+def test_a_batch_refused_as_a_whole(http: httpx.Client, service: Service) -> None:
+    """A fault of the request, not of an ID, still refuses every ID; so does a batch with
+    no good ID (nothing to process: the first bad one's error)."""
+    too_many = ["short"] + [f"token{i:05d}" for i in range(500)]
+    error = err("request_token_limit_exceeded", "Too many tokenIds in one request (limit 500)")
+    assert_refused(lambda: post(http, too_many), 400, error, service=service)
+    assert_refused(lambda: http.post(URL, headers=TEXT), 400, PAYLOAD, service=service)
+    assert_refused(lambda: post(http, ["short", "-bad-"]), 400, length("short"), service=service)
+    assert_refused(lambda: post(http, ["tokenA-001", 7]), 400, NOT_ARRAY, service=service)
+    assert pool(service) == []
+
+
+def test_a_partial_batch_on_a_secure_project_answers_encrypted(
+    http: httpx.Client, service: Service
+) -> None:
+    service.update_project("default", {"options": {"secure_transfer": True}})
+    sealed = crypto.encrypt({"tokenId": ["tokenS-001", "bad"]}, API_KEY)
+    r = http.post(URL, content=json.dumps({"data": sealed}), headers=TEXT)
+    assert r.status_code == 200
+    answer = crypto.decrypt(r.json()["data"], API_KEY)
+    assert answer["summary"] == {
+        "totalSubmitted": 2,
+        "currentCount": 1,
+        "processed": 1,
+        "failed": 1,
+    }
+    assert answer["details"] == {"failed": [{"tokenId": "bad", **length("bad")}]}
+    assert pool(service) == ["tokenS-001"]
+
+
 def test_the_limits_are_the_newer_revision_and_configurable(
     http: httpx.Client, service: Service
 ) -> None:

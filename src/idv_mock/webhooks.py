@@ -177,7 +177,7 @@ class HostRule:
             raise Refused(f"{shown}:{port} is this server {hint}")
 
 
-def _now() -> str:
+def _now(project_id: str) -> str:
     return iso(datetime.now(timezone.utc))
 
 
@@ -217,6 +217,9 @@ class WebhookDispatcher:
         self._threads: list[threading.Thread] = []
         self._counter = 0
         self._closed = False
+        # a delivery record's times (``created_at``, each attempt's ``at``): real time here;
+        # the service reads the project's clock (called under the dispatcher's lock too)
+        self.stamp: Callable[[str], str] = _now
         # the wait before a retry; the service makes a frozen project's wait on its clock
         self.pause: Callable[[Delivery, float], None] = lambda _delivery, seconds: time.sleep(
             seconds
@@ -266,7 +269,9 @@ class WebhookDispatcher:
     ) -> Delivery:
         """A new delivery record (under the lock)."""
         self._counter += 1
-        delivery = Delivery(f"wh-{self._counter}", project_id, event, url, payload, body, _now())
+        delivery = Delivery(
+            f"wh-{self._counter}", project_id, event, url, payload, body, self.stamp(project_id)
+        )
         delivery.status = status
         records = self._records.setdefault(project_id, deque(maxlen=self.max_records))
         records.append(delivery)
@@ -454,7 +459,12 @@ class WebhookDispatcher:
             except Refused as exc:  # recorded as an attempt, never sent, not retried
                 error = f"refused: {exc}"
                 delivery.attempts.append(
-                    {"attempt": n + 1, "at": _now(), "error": error, "duration_ms": 0.0}
+                    {
+                        "attempt": n + 1,
+                        "at": self.stamp(delivery.project_id),
+                        "error": error,
+                        "duration_ms": 0.0,
+                    }
                 )
                 delivery.status = "failed"
                 return
@@ -474,7 +484,7 @@ class WebhookDispatcher:
         headers: dict[str, str],
         target: Target | OSError,
     ) -> bool:
-        record: dict[str, Any] = {"attempt": n, "at": _now()}
+        record: dict[str, Any] = {"attempt": n, "at": self.stamp(delivery.project_id)}
         if self._fails_on_purpose(delivery.project_id):  # never sent: a failing receiver
             record.update(status_code=FAILING_RECEIVER, duration_ms=0.0, simulated=True)
             delivery.attempts.append(record)

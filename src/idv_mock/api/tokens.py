@@ -3,8 +3,11 @@
 The body is JSON text whatever the ``Content-Type`` (the vendor's samples send
 ``text/plain``). Checks run in this order and the first failure answers: API key, body
 (decrypted on a secure project), ``tokenId`` an array of strings, the per-call limit, each
-ID's length then format, then the pool. A refused call changes nothing: the vendor
-processes IDs one by one, the mock answers a bad one for the whole call (docs/gaps.md).
+ID's length then format, then the pool. A refused call changes nothing. POST processes
+IDs one by one, as the vendor does: a bad ID among good ones is counted in
+``summary.failed`` and listed in ``details.failed`` (with its error), the good ones are
+registered; only a call with no good ID is refused, with the first bad one's error.
+DELETE by ID still answers a bad ID for the whole call (docs/gaps.md).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from idv_mock.serving import secure
 from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 ALL_IN_POOL = "All tokens are now in the pool"
+SOME_IN_POOL = "{} tokens are now in the pool; {} failed"  # chosen: the vendor's is not shown
 QUERY = frozenset({"tokenId", "type", "nextPageKeyId", "nextPageKeyTime"})
 
 
@@ -31,12 +35,21 @@ async def register_tokens(request: Request) -> Response:
     body = await _body(request, project)
     if set(body) - {"tokenId"}:
         raise ERR.error("invalid_payload")
-    ids = _ids(body, project)
+    ids = _id_list(body, project)
+    good, bad = _checked(ids)
+    if not good:  # nothing to process: the first bad ID's error, for the whole call
+        raise ERR.error(bad[0].code, bad[0].token)
     try:
-        summary = service_of(request).tokens.register(project, ids)
+        summary = service_of(request).tokens.register(project, good)
     except PoolFull as exc:
         raise ERR.error("token_limit_exceeded", f"{exc.limit}") from None
-    return _answer({"success": True, "message": ALL_IN_POOL, "summary": summary}, project)
+    if not bad:
+        return _answer({"success": True, "message": ALL_IN_POOL, "summary": summary}, project)
+    summary = {**summary, "totalSubmitted": len(ids), "failed": len(bad)}
+    failed = [{"tokenId": e.token, **ERR.error(e.code, e.token).body} for e in bad]
+    message = SOME_IN_POOL.format(summary["processed"], len(bad))
+    answer = {"success": True, "message": message, "summary": summary}
+    return _answer({**answer, "details": {"failed": failed}}, project)
 
 
 async def read_tokens(request: Request) -> Response:
@@ -118,18 +131,37 @@ async def _body(request: Request, project: Project) -> dict[str, Any]:
     return body
 
 
-def _ids(body: dict[str, Any], project: Project) -> list[str]:
+def _id_list(body: dict[str, Any], project: Project) -> list[str]:
+    """``tokenId`` as the whole call needs it: a non-empty array of strings, within the
+    per-call limit (else the call is refused)."""
     ids = body.get("tokenId")
     if not isinstance(ids, list) or not ids or not all(isinstance(t, str) for t in ids):
         raise ERR.error("invalid_token_id")
     limit = int(project.options["token_request_limit"])
     if len(ids) > limit:
         raise ERR.error("request_token_limit_exceeded", f"{limit}")
-    try:
-        for token in ids:
+    return ids
+
+
+def _checked(ids: list[str]) -> tuple[list[str], list[TokenIdError]]:
+    """The good IDs and the bad ones' errors, each in the order given."""
+    good, bad = [], []
+    for token in ids:
+        try:
             check_token_id(token)
-    except TokenIdError as exc:
-        raise ERR.error(exc.code, exc.token) from None
+        except TokenIdError as exc:
+            bad.append(exc)
+        else:
+            good.append(token)
+    return good, bad
+
+
+def _ids(body: dict[str, Any], project: Project) -> list[str]:
+    """DELETE's IDs: a bad one refuses the whole call."""
+    ids = _id_list(body, project)
+    _good, bad = _checked(ids)
+    if bad:
+        raise ERR.error(bad[0].code, bad[0].token)
     return ids
 
 

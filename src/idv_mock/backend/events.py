@@ -433,14 +433,15 @@ def flow_event(
 
 def token_expired_event(token_id: str, condition: str, at: str) -> Event:
     """``token_expired`` of the ID check pipeline: ``at`` (ISO 8601) is ``expired_at`` for
-    ``count`` and ``expected_expired_at`` for ``time``."""
+    ``count`` and ``expected_expired_at`` for ``time``, before ``service`` as in the vendor's
+    count sample (the time sample is cut before it: the same place, chosen)."""
     field = "expired_at" if condition == "count" else "expected_expired_at"
     payload = {
         "webhook_trigger": "token_expired",
         "token_id": token_id,
         "expired_condition": condition,
-        "service": "idCheck",
         field: at,
+        "service": "idCheck",
     }
     return Event("token_expired", payload)
 

@@ -191,7 +191,7 @@ class HostedForm:
         result = liveform_flow.choose(form.get("result") or "success", results, "result")
         sub = self._injection_target(project, session.link)
         assert sub is not None  # an injection session's link names its submission
-        at = stamp(self.core.clock.now())
+        at = stamp(project.clock.now())
         cf = {k: session.link.values[k] for k in events.CF_KEYS if k in session.link.values}
         if result != liveform_flow.INJECTION_SUCCESS:
             self.core.fire(project, [events.injection_event(sub, at, cf, fail_code=result)])
@@ -241,7 +241,8 @@ class HostedForm:
         self, project: Project, token: str, use: TokenUse, condition: str, at: datetime
     ) -> list[str]:
         """The token's one ``token_expired`` (option ``token_expiry_webhook``), at ``at``:
-        the instant it expired by time, or when it was found used."""
+        the instant it expired by time, or the instant its one use completed (count; a
+        used token found again, e.g. restored from a state saved before, says so then)."""
         project.schedule.remove("token_expiry", token=token)  # found before it fell due
         if use.expiry_sent or not project.options.get("token_expiry_webhook"):
             return []
@@ -273,10 +274,11 @@ class HostedForm:
         overrides.update(created_at=stamp(began), kyc_result_at=stamp(at), updated_at=stamp(at))
         kyc = {"comment": [liveform_flow.TIMEOUT_TEXT], "commentCode": ["timeout"]}
         overrides["kyc"] = {**kyc, "retry": []}
-        sub = self._hosted_create(project, link, "rejected", overrides, only="rejected")
+        sent: list[str] = []
+        sub = self._hosted_create(project, link, "rejected", overrides, only="rejected", sent=sent)
         if session is not None:
             session.step, session.kyc_status = "done", str(sub["kyc"]["result"])
-        return ["rejected"] if project.options.get("webhook_url") else []
+        return (["rejected"] if project.options.get("webhook_url") else []) + sent
 
     # --- the flow's steps ---
     def _consent(self, project: Project, session: Session, form: dict[str, str]) -> None:
@@ -388,9 +390,11 @@ class HostedForm:
         outcome: str,
         overrides: dict[str, Any],
         only: str | None = None,
+        sent: list[str] | None = None,
     ) -> Submission:
         """The submission the form completes: link metadata, policy switches, projection,
-        token; then ``submit`` and the result are sent (``only``: just that trigger)."""
+        token; then ``submit`` and the result are sent (``only``: just that trigger), then
+        the token's ``token_expired`` by count (added to ``sent``)."""
         policy = self._form_policy(project, link)
         outcome, overrides = _duplicate_rule(project, link, outcome, overrides)
         merged = deep_merge(overrides, {"kyc": {"result": outcome}})
@@ -419,6 +423,10 @@ class HostedForm:
         style = str(project.options["projection_style"])
         batch = events.creation_events(sub, hidden, style)
         self.core.fire(project, [e for e in batch if only in (None, e.trigger)])
+        if token:  # its one allowed use is complete: it expires now, by count
+            expired = self._token_expired(project, token, use, "count", project.clock.peek())
+            if sent is not None:
+                sent += expired
         return sub
 
 

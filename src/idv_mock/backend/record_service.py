@@ -60,7 +60,7 @@ class RecordCalls:
             if (old.get("kyc") or {}).get("result") != "pending":
                 raise NotReviewable("not_pending")
             self.core.changes += 1
-            moment = self.core.clock.now()
+            moment = project.clock.now()
             new = edits.apply_changes(old, {**fields, "kycStatus": status})
             kinds = {
                 duplicates.KIND_OF_PROPERTY[p] for p in fields if p in duplicates.KIND_OF_PROPERTY
@@ -105,7 +105,7 @@ class RecordCalls:
             new["image"] = {**(old.get("image") or {}), **{s: images.url(sid, s) for s in given}}
             if id_type:
                 new["data"] = {**(old.get("data") or {}), "idType": id_type}
-            new["updated_at"] = stamp(self.core.clock.now())
+            new["updated_at"] = stamp(project.clock.now())
             project.store.replace(new)
             project.images[sid] = {**project.images.get(sid, {}), **given}
             return new

@@ -105,6 +105,7 @@ class Service(MovedNames):
         self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
+        webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -355,10 +356,13 @@ class Service(MovedNames):
         clock = project.clock
         before = clock.current
         try:
-            return self._create(project, overrides, clock.now(), validate=True, mirrored=mirrored)
+            sub = self._create(
+                project, overrides, clock.now(), validate=True, mirrored=mirrored, at_once=True
+            )
         except InvalidInput:
             clock.current = before
             raise
+        return sub
 
     def _create(
         self,
@@ -367,7 +371,10 @@ class Service(MovedNames):
         when: datetime,
         validate: bool = False,
         mirrored: dict[str, Any] | None = None,
+        at_once: bool = False,
     ) -> Submission:
+        """``at_once``: a creation on the project's clock, decided at the instant it was made
+        (the factory's result a few milliseconds later would lie past a frozen clock's now)."""
         while True:
             raw = deep_merge(
                 self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
@@ -376,6 +383,10 @@ class Service(MovedNames):
             # again and may draw an id that is already stored: draw again (deterministic)
             if "submission_id" in overrides or raw["submission_id"] not in project.store:
                 break
+        if at_once:
+            for key in ("kyc_result_at", "updated_at"):
+                if key not in overrides:
+                    raw[key] = raw["created_at"]
         keys = duplicates.keys_of(raw)  # before masking
         sub = derive.derive(raw, project.options, mirrored or project.project_options())
         found = project.store.dups.check(keys)

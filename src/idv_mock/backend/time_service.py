@@ -190,6 +190,16 @@ class Clocks:
             return project.clock.peek().timestamp()
         return time.monotonic()
 
+    def webhook_stamp(self, project_id: str) -> str:
+        """A delivery record's time (its ``created_at``, an attempt's ``at``) on the project's
+        clock, as every other time of the project's data. Read without the service's lock,
+        as ``webhook_now``: a ``tick`` clock is peeked, not moved, so a delivery shows the
+        instant of the event it carries."""
+        project = self.core.projects.get(project_id)
+        if project is None:  # deleted meanwhile: the record's time is the server's
+            return iso(self.core.clock.peek())
+        return iso(project.clock.peek())
+
     def webhook_pause(self, delivery: Delivery, seconds: float) -> None:
         """The delivery thread's pause before a retry: real time, except on a ``frozen``
         project, where the retry falls due on the project's clock and waits for an advance
@@ -205,8 +215,16 @@ class Clocks:
         if not frozen:
             time.sleep(seconds)
             return
-        while not go.wait(RETRY_POLL) and delivery.status == "pending":
-            pass
+        # in flight the delivery is ``sending``; a reset or a deleted project cancels it, and
+        # a project no longer frozen (its mode changed) retries now
+        while not go.wait(RETRY_POLL) and delivery.status == "sending":
+            if not self._frozen(delivery.project_id):
+                return
+
+    def _frozen(self, project_id: str) -> bool:
+        """Read without the lock, as ``webhook_now``: one look-up and a field."""
+        project = self.core.projects.get(project_id)
+        return project is not None and project.clock.mode == "frozen"
 
 
 def is_due(project: Project) -> bool:

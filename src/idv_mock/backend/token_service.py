@@ -38,7 +38,7 @@ class TokenPools:
             if len(project.tokens) + project.tokens.room_for(ids) > limit:
                 raise PoolFull(limit)
             self.core.changes += 1
-            project.tokens.register(ids, iso(self.core.clock.now()))
+            project.tokens.register(ids, iso(project.clock.now()))
             submitted = len(ids)
             return {
                 "totalSubmitted": submitted,
@@ -81,14 +81,14 @@ class TokenPools:
             if not any(t in project.tokens for t in ids):
                 raise NotFound("none of the tokens is in the pool")
             self.core.changes += 1
-            missing = project.tokens.delete(ids, iso(self.core.clock.now()))
+            missing = project.tokens.delete(ids, iso(project.clock.now()))
             return len(set(ids)) - len(missing), missing
 
     def delete_oldest(self, project: Project, count: int) -> list[str]:
         """Time-based N deletion: the ``count`` tokens registered first."""
         with self.core.lock:
             self.core.changes += 1
-            return project.tokens.delete_oldest(count, iso(self.core.clock.now()))
+            return project.tokens.delete_oldest(count, iso(project.clock.now()))
 
     def lives(self, project_id: str, limit: int = 200) -> list[dict[str, Any]]:
         """The newest pool tokens and the recently deleted ones, for the dashboard."""

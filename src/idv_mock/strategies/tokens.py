@@ -73,8 +73,13 @@ def _ids(ids: list[str]) -> bytes:
 
 
 @st.composite
-def _one_bad(draw: st.DrawFn, bad: S[str]) -> tuple[list[str], str]:
-    """Valid IDs with one bad one among them: it is the first the call checks."""
+def _one_bad(draw: st.DrawFn, bad: S[str], alone: bool = False) -> tuple[list[str], str]:
+    """Valid IDs with one bad one among them: it is the first the call checks. ``alone``
+    (POST, which registers the good IDs of a batch and lists the bad ones): only bad IDs
+    of that kind, the first named by the error."""
+    if alone:
+        ids = draw(st.lists(bad, min_size=1, max_size=3))
+        return ids, ids[0]
     ids = draw(st.lists(token_ids(), max_size=5))
     wrong = draw(bad)
     ids.insert(draw(st.integers(0, len(ids))), wrong)
@@ -99,6 +104,7 @@ def _token_kinds(method: str) -> Kinds:
         lambda n: {"tokenId": [f"token{i:06d}" for i in range(n)]}
     )
     limit = f"{REQUEST_LIMIT}"
+    alone = method == "POST"  # a POST with a good ID among bad ones is answered 200
     return {
         "wrong_api_key": st.builds(
             lambda h, b: call("wrong_api_key", "invalid_project", headers=h, content=_json(b)),
@@ -113,10 +119,10 @@ def _token_kinds(method: str) -> Kinds:
         "too_many": too_many.map(
             lambda b: call("too_many", "request_token_limit_exceeded", limit, content=_json(b))
         ),
-        "bad_length": _one_bad(_bad_lengths()).map(
+        "bad_length": _one_bad(_bad_lengths(), alone).map(
             lambda p: call("bad_length", "invalid_token_id_length", p[1], content=_ids(p[0]))
         ),
-        "bad_format": _one_bad(_bad_formats()).map(
+        "bad_format": _one_bad(_bad_formats(), alone).map(
             lambda p: call("bad_format", "invalid_token_id_format", p[1], content=_ids(p[0]))
         ),
     }
@@ -129,7 +135,9 @@ def invalid_token_requests(
 
     Kinds: wrong_api_key, not_json, not_object, not_array (``tokenId`` missing, empty or
     not an array of strings), too_many (over the default limit of 500), bad_length and
-    bad_format (one bad ID among good ones; the error names it). None changes the pool.
+    bad_format (DELETE: one bad ID among good ones; POST, which processes a batch ID by ID
+    and registers its good ones: bad IDs only; the error names the first). None changes
+    the pool.
     """
     if method not in ("POST", "DELETE"):
         raise ValueError("method is POST or DELETE")
