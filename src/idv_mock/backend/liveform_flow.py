@@ -59,6 +59,7 @@ class Session:
     country: str = ""
     id_type: str = ""
     submission_id: str = ""  # reserved when the document step starts (``created``)
+    created_at: str = ""  # that moment (the submission's ``created_at`` from then on)
     document: dict[str, str] = field(default_factory=dict)
     retries: int = 0
     retry_code: str = ""  # the last step redone's reason (``retry``'s ``retryCode``)
@@ -194,6 +195,23 @@ def kyc_part(outcome: str, reason: str, retries: int, retry_code: str = "") -> d
     }
 
 
+# what the tester panel may enter as the applicant's answers (nothing stands in for them)
+ENTERED = ("phoneNumber", "ssnNumber")
+ADDITIONAL = ("additional_answer", "additional_inputValue")
+
+
+def entered(form: dict[str, str]) -> dict[str, Any]:
+    """The applicant's own answers the tester panel entered: ``phoneNumber``,
+    ``ssnNumber`` into ``data``, and one ``additional_list`` item (``answer`` and
+    ``inputValue``) when both are given; empty ones are left out."""
+    data = {k: form[k].strip() for k in ENTERED if form.get(k, "").strip()}
+    out: dict[str, Any] = {"data": data} if data else {}
+    answer, value = (form.get(k, "").strip() for k in ADDITIONAL)
+    if answer and value:
+        out["additional_list"] = [{"answer": answer, "inputValue": value, "blockType": "text"}]
+    return out
+
+
 def submission_overrides(session: Session) -> dict[str, Any]:
     """What the applicant gave: identity from the document step, country and type."""
     data = {k: v for k, v in session.document.items() if v and k in DOCUMENT_FIELDS}
@@ -202,6 +220,25 @@ def submission_overrides(session: Session) -> dict[str, Any]:
     if session.ip:
         data["ip_address"] = session.ip
     return {"data": data, "submission_id": session.submission_id}
+
+
+def incomplete_view(session: Session) -> dict[str, Any]:
+    """The submission between ``created`` and its result, as ``GET /submission`` reads it:
+    what the link and the applicant gave so far, ``kyc`` without a ``result`` (the
+    schema has no incomplete status). The same values the result will carry."""
+    link = session.link
+    data = submission_overrides(session)["data"]
+    data.update({k: link.values[k] for k in ("cf1", "cf2", "cf3") if k in link.values})
+    sub: dict[str, Any] = {"data": data}
+    sub.update({k: link.values[k] for k in ("email",) if k in link.values})
+    sub["submission_id"] = session.submission_id
+    sub.update(created_at=session.created_at, updated_at=session.created_at)
+    sub.update({k: link.values[k] for k in ("userid",) if k in link.values})
+    retry = kyc_part("", "", session.retries, session.retry_code)["retry"]
+    sub["kyc"] = {"comment": [], "commentCode": [], "attempts": [], "retry": retry}
+    if link.get("token"):
+        sub["tokenId"] = link.get("token")
+    return sub
 
 
 @dataclass(slots=True)

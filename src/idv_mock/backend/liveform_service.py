@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from idv_mock import crypto, schemas
-from idv_mock.backend import events, liveform, liveform_flow
+from idv_mock.backend import events, liveform, liveform_flow, views
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.backend.liveform import Link, Refused, TokenUse
@@ -31,8 +31,9 @@ from idv_mock.clock import iso, parse_instant, stamp
 from idv_mock.fake.factory import deep_merge
 
 Submission = dict[str, Any]
-# the service's checked creation: a project, overrides and the mirrored project options
-Create = Callable[[Project, dict[str, Any], dict[str, Any]], Submission]
+# the service's checked creation: a project, overrides and the mirrored project options,
+# and (keywords) ``invent`` and ``tries`` (``SubmissionFactory.build``)
+Create = Callable[..., Submission]
 TRUE = ("on", "true", "yes", "1")
 
 
@@ -272,8 +273,14 @@ class HostedForm:
         began = parse_instant(str(detail.get("created_at", ""))) or at
         overrides.update(created_at=stamp(began), kyc_result_at=stamp(at), updated_at=stamp(at))
         kyc = {"comment": [liveform_flow.TIMEOUT_TEXT], "commentCode": ["timeout"]}
-        overrides["kyc"] = {**kyc, "retry": []}
-        sub = self._hosted_create(project, link, "rejected", overrides, only="rejected")
+        retries = session.retries if session else 0
+        code = session.retry_code if session else ""
+        overrides["kyc"] = {**kyc, "retry": liveform_flow.kyc_part("", "", retries, code)["retry"]}
+        # the attempts it made: each redone one, and the last when its selfie was taken
+        tries = retries + (1 if session is not None and session.step == "tester" else 0)
+        sub = self._hosted_create(
+            project, link, "rejected", overrides, only="rejected", tries=tries
+        )
         if session is not None:
             session.step, session.kyc_status = "done", str(sub["kyc"]["result"])
         return ["rejected"] if project.options.get("webhook_url") else []
@@ -318,10 +325,14 @@ class HostedForm:
             return
         self._check_token(project, session.link)
         overrides = liveform_flow.submission_overrides(session)
+        overrides = deep_merge(overrides, liveform_flow.entered(form))
         overrides["kyc"] = liveform_flow.kyc_part(
             outcome, reason, session.retries, session.retry_code
         )
-        sub = self._hosted_create(project, session.link, outcome, overrides)
+        if session.created_at:  # it came into being when the document step began
+            overrides["created_at"] = session.created_at
+        tries = session.retries + 1
+        sub = self._hosted_create(project, session.link, outcome, overrides, tries=tries)
         project.schedule.remove("incomplete_timeout", submission_id=session.submission_id)
         session.kyc_status = str(sub["kyc"]["result"])
         session.step = "done"
@@ -350,6 +361,7 @@ class HostedForm:
         now = project.clock.now()
         identity = self.core.factory.identity(now, {"nationality": session.country})
         session.document = liveform_flow.prefill(identity)
+        session.created_at = stamp(now)
         at = now + timedelta(seconds=project.seconds("incomplete_timeout_seconds"))
         detail = {"submission_id": session.submission_id, "session_id": session.session_id}
         detail["created_at"] = iso(now)
@@ -374,6 +386,26 @@ class HostedForm:
         )  # fmt: skip
         self.core.fire(project, [event])
 
+    def incomplete(self, project: Project, sid: str) -> Submission | None:
+        """The submission ``sid`` while its form is open (from ``created`` to its result),
+        as a read shows it; None when no open form of ``project`` reserved that id."""
+        if sid in project.store:
+            return None
+        for session in self.core.forms.sessions.values():
+            if (
+                session.submission_id == sid
+                and session.project_id == project.project_id
+                and not session.injection
+                and session.step != "done"
+            ):
+                view = liveform_flow.incomplete_view(session)
+                policy = self._form_policy(project, session.link)
+                if policy is not None:
+                    style = str(project.options["projection_style"])
+                    view = views.projected(view, list(policy.fields), style, reduced=False)
+                return view
+        return None
+
     def _session(self, session_id: str) -> Session:
         found = self.core.forms.sessions.get(session_id)
         if found is None:
@@ -388,9 +420,15 @@ class HostedForm:
         outcome: str,
         overrides: dict[str, Any],
         only: str | None = None,
+        tries: int = 1,
     ) -> Submission:
         """The submission the form completes: link metadata, policy switches, projection,
-        token; then ``submit`` and the result are sent (``only``: just that trigger)."""
+        token; then ``submit`` and the result are sent (``only``: just that trigger).
+
+        Nothing is invented: ``userid``, ``email``, ``cf1``-``cf3`` and ``tokenId`` come
+        from the link (or the overrides), the rest only when the applicant entered it;
+        ``tries``: the attempts the applicant made.
+        """
         policy = self._form_policy(project, link)
         outcome, overrides = _duplicate_rule(project, link, outcome, overrides)
         merged = deep_merge(overrides, {"kyc": {"result": outcome}})
@@ -407,7 +445,7 @@ class HostedForm:
                 "projectionName": policy.name,
             }
         mirrored = liveform.policies(project.project_options(), link)
-        sub = self.create(project, merged, mirrored)
+        sub = self.create(project, merged, mirrored, invent=False, tries=tries)
         if token:
             use = self.core.forms.tokens.setdefault(
                 (project.project_id, token), TokenUse(project.clock.peek())

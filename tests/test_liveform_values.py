@@ -1,0 +1,174 @@
+"""Where a hosted-form submission's values come from (gaps.md "Values an integrator
+branches on"): the link, the token and what the applicant entered, nothing invented.
+
+The form is walked as a browser would (GET a page, POST its form, follow the 303); the
+webhooks arrive at a real HTTP receiver; the submission is read with ``GET /submission``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from idv_mock import Service
+from test_liveform import BASE, link, open_link, post, shown, step_of, walk
+
+# what only the link, the token or the applicant gives: never filled in for them
+GIVEN_ONLY = ("userid", "email", "cf", "tokenId", "phoneNumber", "ssnNumber", "additional_list")
+DATA_GIVEN_ONLY = ("cf1", "cf2", "cf3", "phoneNumber", "ssnNumber")
+
+
+@pytest.fixture
+def client(idv_client: httpx.Client) -> httpx.Client:
+    return idv_client
+
+
+def received(receiver: Any, service: Service, count: int) -> list[dict[str, Any]]:
+    receiver.wait_for(count)
+    assert service.webhooks.wait_idle()
+    return [item.body for item in receiver.received]
+
+
+def read(client: httpx.Client, sid: str) -> dict[str, Any]:
+    r = client.get("/submission", params={"submission_id": sid})
+    assert r.status_code == 200, r.text
+    [item] = r.json()["Items"]
+    return item  # type: ignore[no-any-return]
+
+
+def to_document(client: httpx.Client, url: str) -> httpx.Response:
+    page = open_link(client, url)
+    for form in ({"agree": "on"}, {"country": "KOR"}, {"id_type": "passport"}):
+        page = post(client, page, form)
+    assert step_of(page) == "document"
+    return page
+
+
+def test_a_bare_link_gives_no_userid_email_cf_token_or_answers(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    """The issue's case: no userid, cf or token on the link. ``created`` and ``approved``
+    carry none of them, nor a phone number, SSN or additional answers; GET has none."""
+    done = walk(client, link({}))
+    sid = shown(done.text, "submission-id")
+    created, approved = received(idv_webhook_receiver, idv_service, 2)
+    assert (created["webhook_trigger"], approved["webhook_trigger"]) == ("created", "approved")
+    assert created == {
+        "webhook_trigger": "created", "submission_id": sid,
+        "kyc_result": {"status": "incomplete"}, "ipAddress": "127.0.0.1",
+    }  # fmt: skip
+    assert [k for k in GIVEN_ONLY if k in approved] == []
+    item = read(client, sid)
+    assert [k for k in ("userid", "email", "tokenId") if k in item] == []
+    assert [k for k in DATA_GIVEN_ONLY if k in item["data"]] == []
+    assert item["additional_list"] == []
+    assert item["data"]["ip_address"] == approved["ipAddress"] == "127.0.0.1"
+
+
+def test_the_links_values_and_the_applicants_answers_everywhere_the_same(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    url = link({"userid": "u-77", "cf2": "team-b"}, {"email": "ann@example.com", "token": "t-77"})
+    answers = {
+        "phoneNumber": "+82 10-5555-0101",
+        "additional_answer": "Occupation",
+        "additional_inputValue": "Nurse",
+    }
+    done = walk(client, url, **answers)
+    sid = shown(done.text, "submission-id")
+    created, approved = received(idv_webhook_receiver, idv_service, 2)
+    assert created["cf"] == approved["cf"] == {"cf2": "team-b"}
+    assert created["userid"] == approved["userid"] == "u-77"
+    assert created["tokenId"] == approved["tokenId"] == "t-77"
+    assert "email" not in created and approved["email"] == "ann@example.com"
+    assert approved["phoneNumber"] == "+82 10-5555-0101" and "ssnNumber" not in approved
+    assert approved["additional_list"] == [
+        {"answer": "Occupation", "inputValue": "Nurse", "blockType": "text"}
+    ]
+    item = read(client, sid)
+    assert (item["userid"], item["email"], item["tokenId"]) == ("u-77", "ann@example.com", "t-77")
+    assert item["data"]["cf2"] == "team-b" and "cf1" not in item["data"]
+    assert item["data"]["phoneNumber"] == "+82 10-5555-0101"
+    assert item["additional_list"] == approved["additional_list"]
+
+
+def test_the_incomplete_submission_is_readable_from_created_on(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    """Between ``created`` and the result, GET by id answers it without ``kyc.result``;
+    the result keeps its id and ``created_at``."""
+    page = to_document(client, link({"userid": "u-inc", "cf1": "o-1"}, {"token": "t-inc"}))
+    [created] = received(idv_webhook_receiver, idv_service, 1)
+    sid = created["submission_id"]
+    item = read(client, sid)
+    assert item["submission_id"] == sid
+    assert "result" not in item["kyc"] and item["kyc"]["commentCode"] == []
+    assert (item["userid"], item["tokenId"], item["data"]["cf1"]) == ("u-inc", "t-inc", "o-1")
+    assert "email" not in item
+    assert item["data"]["idcard_issuingCountry"] == "KOR" and item["data"]["idType"] == "passport"
+    assert client.get("/submission", params={"submission_id": sid, "userid": "x"}).json() == {
+        "Items": []
+    }
+    for form in ({}, {}, {"outcome": "rejected"}):
+        page = post(client, page, form)
+    assert shown(page.text, "submission-id") == sid
+    done = read(client, sid)
+    assert done["kyc"]["result"] == "rejected"
+    assert done["created_at"] == item["created_at"]
+    assert (done["userid"], done["tokenId"], done["data"]["cf1"]) == ("u-inc", "t-inc", "o-1")
+
+
+def test_a_timeout_at_the_document_step_made_no_attempt_and_no_selfie(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    to_document(client, link({"userid": "u-gone"}))
+    [created] = received(idv_webhook_receiver, idv_service, 1)
+    sid = created["submission_id"]
+    before = read(client, sid)
+    seconds = idv_service.project("default").seconds("incomplete_timeout_seconds")
+    idv_service.advance_clock("default", {"seconds": seconds + 1})
+    _, rejected = received(idv_webhook_receiver, idv_service, 2)
+    assert rejected["webhook_trigger"] == "rejected" and rejected["submission_id"] == sid
+    assert rejected["userid"] == "u-gone"
+    assert [k for k in ("email", "cf", "tokenId") if k in rejected] == []
+    item = read(client, sid)
+    assert (item["kyc"]["result"], item["kyc"]["commentCode"]) == ("rejected", ["timeout"])
+    assert item["kyc"]["attempts"] == [] and item["image"]["selfieImage"] == ""
+    assert item["created_at"] == before["created_at"]
+    assert [k for k in DATA_GIVEN_ONLY if k in item["data"]] == []
+
+
+def test_a_timeout_after_the_selfie_keeps_that_one_attempt(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    page = to_document(client, link({}))
+    page = post(client, post(client, page, {}), {})
+    assert step_of(page) == "tester"
+    [created] = received(idv_webhook_receiver, idv_service, 1)
+    seconds = idv_service.project("default").seconds("incomplete_timeout_seconds")
+    idv_service.advance_clock("default", {"seconds": seconds + 1})
+    received(idv_webhook_receiver, idv_service, 2)
+    item = read(client, created["submission_id"])
+    assert [a["attemptCnt"] for a in item["kyc"]["attempts"]] == [1]
+    assert item["image"]["selfieImage"].endswith("/selfie.jpg")
+
+
+def test_a_completed_form_has_one_attempt_per_try(
+    client: httpx.Client, idv_service: Service
+) -> None:
+    page = to_document(client, link({}))
+    page = post(client, post(client, page, {}), {})
+    retry = {"outcome": "approved", "fail_once": "on", "retry_code": "glare_detected"}
+    page = post(client, page, retry)
+    for form in ({}, {}, {"outcome": "approved"}):
+        page = post(client, page, form)
+    item = read(client, shown(page.text, "submission-id"))
+    assert [a["attemptCnt"] for a in item["kyc"]["attempts"]] == [1, 2]
+
+
+def test_seeded_submissions_keep_every_field(client: httpx.Client) -> None:
+    """Seeded ones stand for past applicants whose links gave everything (gaps.md)."""
+    items = client.get(f"{BASE}/v3/submission", params={"count": "5"}).json()["Items"]
+    assert items and all({"userid", "email", "tokenId"} <= set(i) for i in items)
