@@ -182,7 +182,7 @@ def test_token_expires_by_time_with_its_webhook_at_the_instant(
     (payload,) = payloads(receiver, "token_expired")
     assert payload == events.token_expired_event("tok-1", "time", iso(expiry)).payload
     assert payload["expected_expired_at"] == iso(expiry)  # the instant it fell due
-    assert opened(admin, link).startswith("/error-page/expired-token")
+    assert opened(admin, link).startswith("/error-page/token-expired")
     assert advance(admin, {"seconds": 86400})["fired"] == []
     settle(live)
     assert len(payloads(receiver, "token_expired")) == 1  # nothing fires twice

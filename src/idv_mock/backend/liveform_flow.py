@@ -67,6 +67,8 @@ class Session:
     ip: str = ""  # the applicant's address as the form saw it
     kyc_status: str = ""
     injection: bool = False  # a data-injection link (action=addveri) for an existing submission
+    failures: dict[str, int] = field(default_factory=dict)  # retryCode -> times seen
+    blocked: str = ""  # the loop page the applicant was sent to (no step goes on)
 
     @property
     def project_id(self) -> str:
@@ -77,6 +79,27 @@ class Session:
         out = self.link.returned()
         out.update(submissionId=self.submission_id, kycStatus=self.kyc_status)
         return out
+
+
+# the same error three times: the vendor's loop pages (2026-05 notice); image quality
+# codes go to LO-30005, a face comparison to the engine page SE-50022, every other
+# recognition failure to LO-30001
+LOOP_AFTER = 3
+QUALITY_CODES = frozenset(
+    {"glare_detected", "image_too_blurry", "recaptured_document", "screen_detected"}
+    | {"black_white_document"}
+)
+LOOP_PAGES = {"face_compare_underscore": "engine-face-compare"}
+
+
+def count_failure(session: Session, code: str) -> str:
+    """Count a failed capture with ``code``; the loop page's slug when it is the third."""
+    session.failures[code] = session.failures.get(code, 0) + 1
+    if session.failures[code] < LOOP_AFTER:
+        return ""
+    quality = code in QUALITY_CODES
+    session.blocked = LOOP_PAGES.get(code, "loop-image-quality" if quality else "loop-ocr")
+    return session.blocked
 
 
 def first_step(session: Session) -> None:

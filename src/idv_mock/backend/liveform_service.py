@@ -64,6 +64,7 @@ class HostedForm:
             project = self._form_project(project_id)
             self.clocks.catch_up(project)
             link = self._read_link(project, pairs)
+            _check_open(project, link)
             self._check_token(project, link)
             self._form_policy(project, link)
             target = self._injection_target(project, link)
@@ -106,6 +107,8 @@ class HostedForm:
         """
         with self.core.lock:
             session = self._session(session_id)
+            if session.blocked:
+                raise Refused(session.blocked, known=session.link.returned())
             if session.step == step and step in self._STEP_HANDLERS:
                 project = self._form_project(session.project_id)
                 self.clocks.catch_up(project)
@@ -137,7 +140,7 @@ class HostedForm:
         try:
             return self.core.project(project_id)
         except NotFound:
-            raise Refused("unknown-project") from None
+            raise Refused("bad-path") from None
 
     def _read_link(self, project: Project, pairs: Iterable[tuple[str, str]]) -> Link:
         only = bool(project.options.get("liveform_encrypted_only"))
@@ -212,7 +215,7 @@ class HostedForm:
                 raise Refused("token-required", known=link.returned())
             return
         if _pooled_only(project) and token not in project.tokens:
-            raise Refused("unregistered-token", known=link.returned())
+            raise Refused("token-unregistered", known=link.returned())
         key = (project.project_id, token)
         use = self.core.forms.tokens.get(key)
         lifetime = self._token_lifetime(project)
@@ -221,7 +224,7 @@ class HostedForm:
         if use is not None and condition is not None:
             at = use.first_used + lifetime if condition == "time" else now
             self._token_expired(project, token, use, condition, at)
-            raise Refused("expired-token", known=link.returned())
+            raise Refused("token-expired", known=link.returned())
 
     def _first_use(self, project: Project, link: Link) -> None:
         """The token's clock starts when its link is first opened; its expiry falls due
@@ -318,6 +321,9 @@ class HostedForm:
             code = liveform_flow.choose(
                 form.get("retry_code") or "recognition_fail", events.RETRY_CODES, "retry_code"
             )
+            loop = liveform_flow.count_failure(session, code)
+            if loop:  # the same error a third time: the loop page, no further retry
+                raise Refused(loop, known=session.link.returned())
             session.retries += 1
             session.retry_code = code
             session.step, session.notice = "document", "retry"
@@ -409,7 +415,7 @@ class HostedForm:
     def _session(self, session_id: str) -> Session:
         found = self.core.forms.sessions.get(session_id)
         if found is None:
-            raise Refused("session")
+            raise Refused("page-not-found")
         return found
 
     # --- the creation both paths share ---
@@ -487,6 +493,15 @@ class _Either:
 
     def __contains__(self, item: object) -> bool:
         return any(item in part for part in self.parts)
+
+
+def _check_open(project: Project, link: Link) -> None:
+    """A closed project (option ``project_status`` ``CLOSE``) or an emergency stop (option
+    ``submission_control``) takes no submission: the vendor's general error pages."""
+    if project.options.get("project_status") == "CLOSE":
+        raise Refused("project-closed", known=link.returned())
+    if project.options.get("submission_control") == "emergency_stop":
+        raise Refused("service-blocked", known=link.returned())
 
 
 def _pooled_only(project: Project) -> bool:

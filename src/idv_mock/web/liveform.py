@@ -93,8 +93,8 @@ def _to_error(exc: Refused, pid: str, lang: str) -> Response:
 async def error_page(request: Request) -> Response:
     """The form's error page: its message and code, and the way back to the integrator."""
     slug = request.path_params["slug"]
-    if slug not in ERROR_KEYS:
-        raise GENERIC.error("not_found")
+    if slug not in ERROR_KEYS:  # an error page that does not exist is not found either
+        slug = "page-not-found"
     entry = LIVEFORM.entry(slug)
     query = request.query_params
     lang = _lang(query.get("lang", "en"))
@@ -117,6 +117,9 @@ async def step_page(request: Request) -> Response:
         session = service(request).liveform.session(sid)
     except Refused as exc:
         return _to_error(exc, "", _lang(request.query_params.get("lang", "en")))
+    if session.blocked:  # sent to a loop page: the flow does not go on
+        blocked = Refused(session.blocked, known=session.link.returned())
+        return _to_error(blocked, session.project_id, session.link.lang)
     if step != session.step:
         return RedirectResponse(_step_url(session), 303)
     return _render_step(request, session)
@@ -189,6 +192,12 @@ async def returned(request: Request) -> Response:
     return render(request, "liveform/returned.html", lang, {"values": values, "step": "returned"})
 
 
+async def not_found(request: Request) -> Response:
+    """A form URL that does not exist: the vendor's ``page-not-found`` page."""
+    query = {"lang": _lang(request.query_params.get("lang", "en"))}
+    return RedirectResponse(f"/error-page/page-not-found?{urlencode(query)}", 303)
+
+
 async def closed(request: Request) -> Response:
     lang = _lang(request.query_params.get("lang", "en"))
     return render(request, "liveform/closed.html", lang, {"step": "closed"})
@@ -208,4 +217,5 @@ ROUTES = [
         middleware=[Middleware(WriteGuard)],
     ),
     Route("/error-page/{slug}", error_page, methods=["GET"]),
+    Route("/liveform/{rest:path}", not_found, methods=["GET"]),
 ]
