@@ -203,7 +203,9 @@ def test_nothing_fires_twice_however_the_time_is_cut(
 
 
 def test_start_valid_until_is_judged_on_the_project_clock(admin: httpx.Client) -> None:
+    """Once a test moved the project's clock (here by one second), that clock judges."""
     make_project(admin)
+    advance(admin, {"seconds": 1})
     until = now_of(admin) + timedelta(hours=1)
     link = {"startValidUntil": iso(until)}
     assert opened(admin, link).endswith("/consent")

@@ -7,13 +7,14 @@ webhooks arrive at a real HTTP receiver; the submission is read with ``GET /subm
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import httpx
 import pytest
 
 from idv_mock import Service
-from test_liveform import BASE, link, open_link, post, shown, step_of, walk
+from test_liveform import BASE, error_of, link, open_link, post, shown, step_of, walk
 
 # what only the link, the token or the applicant gives: never filled in for them
 GIVEN_ONLY = ("userid", "email", "cf", "tokenId", "phoneNumber", "ssnNumber", "additional_list")
@@ -172,3 +173,45 @@ def test_seeded_submissions_keep_every_field(client: httpx.Client) -> None:
     """Seeded ones stand for past applicants whose links gave everything (gaps.md)."""
     items = client.get(f"{BASE}/v3/submission", params={"count": "5"}).json()["Items"]
     assert items and all({"userid", "email", "tokenId"} <= set(i) for i in items)
+
+
+def _start_link(until: datetime) -> str:
+    return link({"userid": "u-svu"}, {"startValidUntil": until.isoformat()})
+
+
+def test_start_valid_until_in_the_real_past_is_expired_under_the_default_clock(
+    client: httpx.Client, idv_service: Service
+) -> None:
+    """The default ticking clock starts at 2026-01-01; the client computed the link from
+    real time, and the vendor judges it against real time (PV-40018)."""
+    assert idv_service.clock_of("default")["mode"] == "tick"
+    project_now = datetime.fromisoformat(
+        idv_service.clock_of("default")["now"].replace("Z", "+00:00")
+    )
+    real_now = datetime.now(timezone.utc)
+    assert project_now < real_now - timedelta(minutes=10)  # the case the issue names
+    _, page = error_of(client, _start_link(real_now - timedelta(minutes=5)))
+    assert shown(page.text, "error-code") == "PV-40018"
+    assert step_of(open_link(client, _start_link(real_now + timedelta(minutes=5)))) == "consent"
+
+
+def test_a_moved_project_clock_judges_start_valid_until(
+    client: httpx.Client, idv_service: Service
+) -> None:
+    idv_service.advance_clock("default", {"seconds": 60})
+    now = datetime.fromisoformat(idv_service.clock_of("default")["now"].replace("Z", "+00:00"))
+    url = _start_link(now + timedelta(hours=1))  # long past in real time
+    assert step_of(open_link(client, url)) == "consent"
+    idv_service.advance_clock("default", {"seconds": 3601})
+    _, page = error_of(client, url)
+    assert shown(page.text, "error-code") == "PV-40018"
+
+
+def test_a_frozen_project_clock_judges_start_valid_until(
+    client: httpx.Client, idv_service: Service
+) -> None:
+    idv_service.update_project("default", {"options": {"clock_mode": "frozen"}})
+    now = datetime.fromisoformat(idv_service.clock_of("default")["now"].replace("Z", "+00:00"))
+    assert step_of(open_link(client, _start_link(now + timedelta(seconds=1)))) == "consent"
+    _, page = error_of(client, _start_link(now - timedelta(seconds=1)))
+    assert shown(page.text, "error-code") == "PV-40018"

@@ -27,7 +27,7 @@ from idv_mock.backend.liveform_flow import Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.time_service import Clocks
-from idv_mock.clock import iso, parse_instant, stamp
+from idv_mock.clock import client_time, iso, parse_instant, stamp
 from idv_mock.fake.factory import deep_merge
 
 Submission = dict[str, Any]
@@ -144,7 +144,7 @@ class HostedForm:
 
     def _read_link(self, project: Project, pairs: Iterable[tuple[str, str]]) -> Link:
         only = bool(project.options.get("liveform_encrypted_only"))
-        now = project.clock.peek()  # the project's time (wall: real time plus any advance)
+        now = client_time(project.clock)  # real time, unless a test froze or moved the clock
         decrypt = self._decryptor(project)
         return liveform.read_link(project.project_id, pairs, decrypt, encrypted_only=only, now=now)
 
