@@ -7,6 +7,7 @@ webhooks arrive at a real HTTP receiver; the submission is read with ``GET /subm
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -215,3 +216,61 @@ def test_a_frozen_project_clock_judges_start_valid_until(
     assert step_of(open_link(client, _start_link(now + timedelta(seconds=1)))) == "consent"
     _, page = error_of(client, _start_link(now - timedelta(seconds=1)))
     assert shown(page.text, "error-code") == "PV-40018"
+
+
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_allowed_id_types_limit_the_id_type_step(
+    client: httpx.Client, idv_service: Service, encrypted: bool
+) -> None:
+    given = {"allowedIdTypes": "drivers_license,passport"}
+    url = link({}, given) if encrypted else link(given)
+    page = post(client, post(client, open_link(client, url), {"agree": "on"}), {"country": "KOR"})
+    assert step_of(page) == "id_type"
+    assert re.findall(r'name="id_type" value="([a-z_]+)"', page.text) == [
+        "drivers_license",
+        "passport",
+    ]
+    r = client.post(str(page.url), data={"id_type": "government_id"})
+    assert r.status_code == 400  # not offered: asked again
+    page = post(client, page, {"id_type": "passport"})
+    for form in ({}, {}, {"outcome": "approved"}):
+        page = post(client, page, form)
+    assert read(client, shown(page.text, "submission-id"))["data"]["idType"] == "passport"
+
+
+def test_one_allowed_id_type_skips_the_step_and_others_are_refused(
+    client: httpx.Client,
+) -> None:
+    page = post(client, open_link(client, link({}, {"allowedIdTypes": ["government_id"]})),
+                {"agree": "on"})  # fmt: skip
+    assert step_of(post(client, page, {"country": "KOR"})) == "document"
+    for bad in ({"allowedIdTypes": "passport,visa"}, {"allowedIdTypes": ""}):
+        _, error = error_of(client, link({}, bad))
+        assert shown(error.text, "error-code") == "PV-40006"
+        assert shown(error.text, "error-message") == "Invalid value for allowedIdTypes."
+    _, error = error_of(
+        client, link({}, {"allowedIdTypes": "passport", "selectedIdType": "drivers_license"})
+    )
+    assert shown(error.text, "error-message") == "Invalid value for selectedIdType."
+
+
+def test_allowed_document_fields_are_the_only_ones_confirmed(
+    client: httpx.Client, idv_service: Service
+) -> None:
+    url = link({"allowedDocumentFields": "full_name,date_of_birth"})
+    page = to_document(client, url)
+    assert re.findall(r'data-testid="ocr-([A-Za-z_]+)"', page.text) == [
+        "full_name",
+        "date_of_birth",
+    ]
+    shown_number = re.search(r'name="documentNumber"', page.text)
+    assert shown_number is None
+    form = {"full_name": "Mina Park", "date_of_birth": "1991-04-05", "documentNumber": "X9"}
+    page = post(client, page, form)  # documentNumber is not confirmed: not read
+    for step_form in ({}, {"outcome": "approved"}):
+        page = post(client, page, step_form)
+    data = read(client, shown(page.text, "submission-id"))["data"]
+    assert (data["full_name"], data["date_of_birth"]) == ("Mina Park", "1991-04-05")
+    assert data["documentNumber"] != "X9" and data["documentNumber"]
+    _, error = error_of(client, link({"allowedDocumentFields": "full_name,shoe_size"}))
+    assert shown(error.text, "error-message") == "Invalid value for allowedDocumentFields."

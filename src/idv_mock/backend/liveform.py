@@ -27,7 +27,17 @@ PLAIN = (
     *("email", "userid", "sid", "action", "cf1", "cf2", "cf3"),
     *("blacklistCountries", "approvePeriod", "rejectPeriod", "ageLimit"),
     *("rejectDuplicateUser", "mainColor", "innerColor"),
+    *("allowedIdTypes", "allowedDocumentFields"),
 )
+# the ID types ``allowedIdTypes`` may name (the vendor's old API: "id type must be
+# passport, government_id or drivers_license")
+ALLOWED_ID_TYPES = ("passport", "government_id", "drivers_license")
+# the OCR fields ``allowedDocumentFields`` may name: the document step's fields
+DOCUMENT_FIELD_NAMES = (
+    *("full_name", "first_name", "last_name", "date_of_birth", "gender"),
+    *("documentNumber", "identityNumber", "idcard_issueDate", "idcard_expireDate"),
+)
+LISTS = ("allowedCountries", "allowedIdTypes", "allowedDocumentFields")
 # Accepted only inside ``encrypted``: in plain text they are refused.
 SECRET = (
     *("allowedCountries", "selectedIssuingCountry", "selectedIdType"),
@@ -76,6 +86,12 @@ class Link:
 
     def returned(self) -> dict[str, str]:
         return {k: self.get(k) for k in RETURNED}
+
+    def listed(self, name: str) -> list[str] | None:
+        """A comma-separated list parameter's items, or None when the link has none."""
+        if name not in self.values:
+            return None
+        return [v.strip() for v in self.values[name].split(",") if v.strip()]
 
     def countries(self) -> list[str]:
         """The issuing countries offered: ``allowedCountries``, else every country."""
@@ -194,7 +210,7 @@ def _as_text(name: str, value: Any, link: Link) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)) and name not in ("projectionId", "projectionName"):
         return str(value)
-    if isinstance(value, list) and name == "allowedCountries":
+    if isinstance(value, list) and name in LISTS:
         return ",".join(str(v) for v in value)
     if isinstance(value, str):
         return value
@@ -222,8 +238,16 @@ def _check_values(link: Link) -> None:
     chosen = link.get("selectedIssuingCountry")
     if chosen and chosen not in link.countries():
         raise Refused("invalid-parameter", "selectedIssuingCountry", known=link.returned())
+    for name, allowed in (
+        ("allowedIdTypes", ALLOWED_ID_TYPES),
+        ("allowedDocumentFields", DOCUMENT_FIELD_NAMES),
+    ):
+        items = link.listed(name)
+        if items is not None and (not items or not set(items) <= set(allowed)):
+            raise Refused("invalid-parameter", name, known=link.returned())
     id_type = link.get("selectedIdType")
-    if id_type and id_type not in schemas.enum("id_type"):
+    types = link.listed("allowedIdTypes")
+    if id_type and (id_type not in schemas.enum("id_type") or (types and id_type not in types)):
         raise Refused("invalid-parameter", "selectedIdType", known=link.returned())
     if "projectionId" in link.values and "projectionName" in link.values:
         raise Refused("both", known=link.returned())

@@ -109,7 +109,8 @@ def first_step(session: Session) -> None:
     session.country = link.get("selectedIssuingCountry") or (
         countries[0] if len(countries) == 1 else ""
     )
-    session.id_type = link.get("selectedIdType")
+    types = link.listed("allowedIdTypes") or []
+    session.id_type = link.get("selectedIdType") or (types[0] if len(types) == 1 else "")
 
 
 def after(session: Session, step: str) -> str:
@@ -128,16 +129,30 @@ def choose(value: str, allowed: list[str] | tuple[str, ...], name: str) -> str:
     return value
 
 
-def edited_document(current: dict[str, str], form: dict[str, str]) -> dict[str, str]:
-    """The document fields as the applicant corrected them; a bad one is a ``StepInputError``."""
-    found = {k: form.get(k, current.get(k, "")).strip() for k in DOCUMENT_FIELDS}
+def confirmed_fields(link: Link) -> tuple[str, ...]:
+    """The OCR fields the document step asks the applicant to confirm: the link's
+    ``allowedDocumentFields``, else all of them."""
+    allowed = link.listed("allowedDocumentFields")
+    return DOCUMENT_FIELDS if allowed is None else tuple(f for f in DOCUMENT_FIELDS if f in allowed)
+
+
+def edited_document(
+    current: dict[str, str], form: dict[str, str], confirmed: tuple[str, ...] = DOCUMENT_FIELDS
+) -> dict[str, str]:
+    """The document fields as the applicant corrected them (only the ``confirmed`` ones
+    are read from the form; the others stay as the document gave them); a bad one is a
+    ``StepInputError``."""
+    found = {
+        k: (form.get(k, current.get(k, "")) if k in confirmed else current.get(k, "")).strip()
+        for k in DOCUMENT_FIELDS
+    }
     for name in REQUIRED_FIELDS:
-        if not found[name]:
+        if name in confirmed and not found[name]:
             raise StepInputError(name)
     for name in DATE_FIELDS:
-        if found[name] and not _is_date(found[name]):
+        if name in confirmed and found[name] and not _is_date(found[name]):
             raise StepInputError(name)
-    if found["gender"] not in ("male", "female"):
+    if "gender" in confirmed and found["gender"] not in ("male", "female"):
         raise StepInputError("gender")
     return found
 

@@ -96,7 +96,7 @@ class HostedForm:
             project = self._form_project(session.project_id)
             return {
                 "countries": offered_countries(project, session.link),
-                "id_types": list(project.options["policy_acceptedID"]),
+                "id_types": offered_id_types(project, session.link),
             }
 
     def step(self, session_id: str, step: str, form: dict[str, str]) -> Session:
@@ -300,12 +300,13 @@ class HostedForm:
         self._advance(project, session, "country")
 
     def _id_type(self, project: Project, session: Session, form: dict[str, str]) -> None:
-        accepted = list(project.options["policy_acceptedID"])
-        session.id_type = liveform_flow.choose(form.get("id_type", ""), accepted, "id_type")
+        offered = offered_id_types(project, session.link)
+        session.id_type = liveform_flow.choose(form.get("id_type", ""), offered, "id_type")
         self._advance(project, session, "id_type")
 
     def _document(self, project: Project, session: Session, form: dict[str, str]) -> None:
-        session.document = liveform_flow.edited_document(session.document, form)
+        confirmed = liveform_flow.confirmed_fields(session.link)
+        session.document = liveform_flow.edited_document(session.document, form, confirmed)
         session.notice = ""
         self._advance(project, session, "document")
 
@@ -508,6 +509,14 @@ def _pooled_only(project: Project) -> bool:
     """Private mode with Token ID Pre-registration: only the pool's tokens open the form."""
     options = project.options
     return bool(options.get("liveform_private_mode") and options.get("token_preregistration"))
+
+
+def offered_id_types(project: Project, link: Link) -> list[str]:
+    """The project's accepted ID types, only those of ``allowedIdTypes`` when the link
+    names them (in the link's order)."""
+    accepted = list(project.options["policy_acceptedID"])
+    allowed = link.listed("allowedIdTypes")
+    return accepted if allowed is None else [t for t in allowed if t in accepted]
 
 
 def offered_countries(project: Project, link: Link) -> list[str]:

@@ -27,6 +27,7 @@ from idv_mock.backend.liveform_flow import (
     RETRY_CODES,
     Session,
     StepInputError,
+    confirmed_fields,
 )
 from idv_mock.errors import GENERIC, LIVEFORM
 from idv_mock.serving import journaling
@@ -175,6 +176,8 @@ def _step_context(request: Request, session: Session) -> dict[str, Any]:
     backend = service(request)
     if session.step in ("country", "id_type"):
         return backend.liveform.choices(session.session_id)
+    if session.step == "document":
+        return {"confirmed": confirmed_fields(session.link)}
     if session.step == "tester":
         return {"reasons": list(REASONS), "retry_codes": RETRY_CODES}
     if session.step == "address":
