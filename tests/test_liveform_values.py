@@ -7,6 +7,7 @@ webhooks arrive at a real HTTP receiver; the submission is read with ``GET /subm
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -274,3 +275,38 @@ def test_allowed_document_fields_are_the_only_ones_confirmed(
     assert data["documentNumber"] != "X9" and data["documentNumber"]
     _, error = error_of(client, link({"allowedDocumentFields": "full_name,shoe_size"}))
     assert shown(error.text, "error-message") == "Invalid value for allowedDocumentFields."
+
+
+@pytest.mark.parametrize("name", ["customUserId", "userId", "custom_user_id", "user_id", "uid"])
+def test_a_near_miss_of_userid_works_and_says_the_vendors_name(
+    client: httpx.Client,
+    idv_service: Service,
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+) -> None:
+    hint = (
+        f"{name} is not a parameter of the vendor's form (it ignores it): "
+        "the vendor's name for the user id is userid"
+    )
+    with caplog.at_level(logging.WARNING, logger="idv_mock.hints"):
+        first = client.get(link({name: "u-near"}))
+    assert first.status_code == 303 and first.headers["x-idv-mock-hint"] == hint
+    assert f"GET /liveform/: {hint}" in caplog.messages
+    page = client.get(BASE + first.headers["location"])
+    assert step_of(page) == "consent"  # the page works: the name is ignored
+    assert shown(page.text, "debug-hint") == hint
+    [entry] = idv_service.calls.journal("default", "GET", "/liveform/")
+    assert entry["hint"] == hint and entry["response"]["hints"] == [hint]
+    assert "userid" not in entry["response"]["parameters"]
+
+
+def test_a_near_miss_inside_encrypted_is_named_so(client: httpx.Client) -> None:
+    first = client.get(link({}, {"userId": "u-enc"}))
+    assert first.headers["x-idv-mock-hint"].startswith("encrypted.userId is not a parameter")
+
+
+def test_no_hint_for_userid_itself(client: httpx.Client, idv_service: Service) -> None:
+    first = client.get(link({"userid": "u-ok", "other": "x"}))
+    assert "x-idv-mock-hint" not in first.headers
+    page = client.get(BASE + first.headers["location"])
+    assert 'data-testid="debug-hint"' not in page.text

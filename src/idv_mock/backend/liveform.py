@@ -38,6 +38,8 @@ DOCUMENT_FIELD_NAMES = (
     *("documentNumber", "identityNumber", "idcard_issueDate", "idcard_expireDate"),
 )
 LISTS = ("allowedCountries", "allowedIdTypes", "allowedDocumentFields")
+# names apps send for the user id that the vendor's form ignores: its name is ``userid``
+USERID_NEAR_MISSES = frozenset({"customUserId", "userId", "custom_user_id", "user_id", "uid"})
 # Accepted only inside ``encrypted``: in plain text they are refused.
 SECRET = (
     *("allowedCountries", "selectedIssuingCountry", "selectedIdType"),
@@ -98,14 +100,27 @@ class Link:
         allowed = self.get("allowedCountries")
         return allowed.split(",") if allowed else list(schemas.enum("country"))
 
+    def hints(self) -> list[str]:
+        """What the link probably meant by a name the vendor's form ignores."""
+        return [
+            f"{name} is not a parameter of the vendor's form (it ignores it): "
+            "the vendor's name for the user id is userid"
+            for name in self.unknown
+            if name.removeprefix("encrypted.") in USERID_NEAR_MISSES
+        ]
+
     def describe(self) -> dict[str, Any]:
-        return {
+        out = {
             "pid": self.project_id,
             "lang": self.lang,
             "parameters": dict(self.values),
             "unknown_parameters": list(self.unknown),
             "ignored_parameters": list(self.ignored),
         }
+        hints = self.hints()
+        if hints:
+            out["hints"] = hints
+        return out
 
 
 Decrypt = Callable[[str], Any]

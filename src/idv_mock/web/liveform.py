@@ -9,6 +9,7 @@ is journaled with what the form read, ignored and did not know.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 from urllib.parse import urlencode
@@ -35,6 +36,8 @@ from idv_mock.serving.guard import WriteGuard
 from idv_mock.web.pages import read_form, render, service
 
 ERROR_KEYS = {entry.key for entry in LIVEFORM.entries}
+HINT_HEADER = "x-idv-mock-hint"  # as the API's near-miss hints (api/hints.py)
+LOG = logging.getLogger("idv_mock.hints")
 MAX_FORM = 64 * 1024  # a step's form is a few fields
 
 
@@ -60,12 +63,21 @@ async def start(request: Request) -> Response:
         return response
     summary = {"session": session.session_id, **session.link.describe()}
     response = RedirectResponse(_step_url(session), 303)
-    _journal(request, pid, response.status_code, summary, started)
+    hint = "; ".join(session.link.hints()) or None
+    if hint is not None:  # where a person looks: the header, the journal, the log
+        response.headers[HINT_HEADER] = hint
+        LOG.warning("GET %s: %s", request.url.path, hint)
+    _journal(request, pid, response.status_code, summary, started, hint)
     return response
 
 
 def _journal(
-    request: Request, pid: str, status: int, summary: dict[str, Any], started: float
+    request: Request,
+    pid: str,
+    status: int,
+    summary: dict[str, Any],
+    started: float,
+    hint: str | None = None,
 ) -> None:
     """The visit in the project's journal; its response is what the form made of the link."""
     try:
@@ -76,7 +88,7 @@ def _journal(
     body = orjson.dumps(summary)
     journaling.record_call(
         service(request), project, "GET", scope["path"], scope["query_string"],
-        scope["headers"], b"", status, body, "application/json", started,
+        scope["headers"], b"", status, body, "application/json", started, hint,
     )  # fmt: skip
 
 
