@@ -7,13 +7,17 @@ webhooks arrive at a real HTTP receiver; the submission is read with ``GET /subm
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
+import string
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from idv_mock import Service
 from test_liveform import BASE, error_of, link, open_link, post, shown, step_of, walk
@@ -310,3 +314,63 @@ def test_no_hint_for_userid_itself(client: httpx.Client, idv_service: Service) -
     assert "x-idv-mock-hint" not in first.headers
     page = client.get(BASE + first.headers["location"])
     assert 'data-testid="debug-hint"' not in page.text
+
+
+_SAFE = st.text(alphabet=string.ascii_letters + string.digits + "-_.@+", min_size=1, max_size=16)
+_COUNTER = itertools.count()
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    given_values=st.fixed_dictionaries(
+        {},
+        optional={k: _SAFE for k in ("userid", "email", "cf1", "cf2", "cf3", "token")},
+    ),
+    sealed=st.sets(st.sampled_from(["userid", "email", "cf1", "cf2", "cf3"])),
+    outcome=st.sampled_from(["approved", "rejected", "pending"]),
+)
+def test_every_webhook_and_the_read_show_exactly_what_the_link_gave(
+    client: httpx.Client,
+    idv_service: Service,
+    idv_webhook_receiver: Any,
+    given_values: dict[str, str],
+    sealed: set[str],
+    outcome: str,
+) -> None:
+    """For random links (each value plain or inside ``encrypted``; a token only inside it),
+    ``created``, the result's webhook and GET carry exactly the link's ``userid``,
+    ``email``, ``cf1``-``cf3`` and token, and none of the values only an applicant enters."""
+    values = dict(given_values)
+    if "token" in values:  # a used token expires: one per example
+        values["token"] = f"t{next(_COUNTER)}-{values['token']}"
+    plain = {k: v for k, v in values.items() if k not in sealed and k != "token"}
+    inner = {k: v for k, v in values.items() if k in sealed or k == "token"}
+    before = len(idv_webhook_receiver.received)
+    done = walk(client, link(plain, inner or None), outcome)
+    sid = shown(done.text, "submission-id")
+    idv_webhook_receiver.wait_for(before + 2)
+    assert idv_service.webhooks.wait_idle()
+    bodies = [
+        i.body for i in idv_webhook_receiver.received[before:] if i.body["submission_id"] == sid
+    ]
+    result = {"approved": "approved", "rejected": "rejected", "pending": "submit"}[outcome]
+    assert [b["webhook_trigger"] for b in bodies] == ["created", result]
+    cf = {k: values[k] for k in ("cf1", "cf2", "cf3") if k in values}
+    for body in bodies:
+        assert body.get("userid") == values.get("userid")
+        assert body.get("tokenId") == values.get("token")
+        assert body.get("cf", {}) == cf
+        if body["webhook_trigger"] != "created":  # the vendor's created carries no email
+            assert body.get("email") == values.get("email")
+        assert "email" not in body or body["email"] == values.get("email")
+        assert [k for k in ("phoneNumber", "ssnNumber", "additional_list") if k in body] == []
+    item = read(client, sid)
+    assert item.get("userid") == values.get("userid")
+    assert item.get("email") == values.get("email")
+    assert item.get("tokenId") == values.get("token")
+    assert {k: v for k, v in item["data"].items() if k in DATA_GIVEN_ONLY} == cf
+    assert item["additional_list"] == []
