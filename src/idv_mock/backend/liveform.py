@@ -253,12 +253,13 @@ def _check_values(link: Link) -> None:
     chosen = link.get("selectedIssuingCountry")
     if chosen and chosen not in link.countries():
         raise Refused("invalid-parameter", "selectedIssuingCountry", known=link.returned())
-    for name, allowed in (
+    choices: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("allowedIdTypes", ALLOWED_ID_TYPES),
         ("allowedDocumentFields", DOCUMENT_FIELD_NAMES),
-    ):
+    )
+    for name, names in choices:
         items = link.listed(name)
-        if items is not None and (not items or not set(items) <= set(allowed)):
+        if items is not None and (not items or not set(items) <= set(names)):
             raise Refused("invalid-parameter", name, known=link.returned())
     id_type = link.get("selectedIdType")
     types = link.listed("allowedIdTypes")
