@@ -95,7 +95,7 @@ def test_a_fail_code_sends_injection_fail_and_changes_nothing(
     assert r.status_code == 303
     assert r.headers["location"].startswith("/error-page/injection-failed?")
     error = client.get(BASE + r.headers["location"])
-    assert shown(error.text, "error-code") == "LF-40011"
+    assert shown(error.text, "error-code") == "SE-50011"
     assert idv_service.stored_submission("default", sid) == sub
     payload = idv_webhook_receiver.wait_for("injectionFail")
     assert set(payload["action"]) == {"type", "created_at", "failCode"}
@@ -121,10 +121,10 @@ def test_a_fail_code_sends_injection_fail_and_changes_nothing(
 def test_missing_or_unknown_sid_is_refused(client: httpx.Client, idv_service: Service) -> None:
     location, page = error_of(client, link({"action": "addveri"}))
     assert location.startswith("/error-page/injection-missing?")
-    assert shown(page.text, "error-code") == "LF-40010"
+    assert shown(page.text, "error-code") == "PV-40010"
     location, page = error_of(client, link({"action": "addveri", "sid": "nope"}))
     assert location.startswith("/error-page/invalid-submission?")
-    assert shown(page.text, "error-code") == "LF-40009"
+    assert shown(page.text, "error-code") == "PV-40009"
     sid = existing(idv_service)["submission_id"]
     assert client.delete("/submission", params={"submission_id": sid}).status_code == 200
     location, _ = error_of(client, link({"action": "addveri", "sid": sid}))

@@ -158,7 +158,7 @@ def test_the_hosted_forms_own_refusal_keeps_its_code(raw_client: TestClient) -> 
     r = raw_client.post("/__admin/projects/default/hosted-submissions", json={"token": "garbage"})
     assert r.status_code == 400
     _shape(r.json())
-    assert r.json()["errors"] == [] and r.json()["errorCode"] == "LF-40001"
+    assert r.json()["errors"] == [] and r.json()["errorCode"] == "PV-40001"
 
 
 def test_size_and_header_limits_answer_the_shape_under_admin_only(

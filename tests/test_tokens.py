@@ -376,12 +376,12 @@ def test_the_form_honours_the_pool_only_in_private_mode_with_preregistration(
     service.update_project("default", {"options": {"token_preregistration": True}})
     assert open_link(service, "free-token-2") == ""  # not private: no token rule at all
     service.update_project("default", {"options": {"liveform_private_mode": True}})
-    assert open_link(service, "free-token-3") == "LF-40301"
+    assert open_link(service, "free-token-3") == "TK-10003"
     project = service.project("default")
     service.tokens.register(project, ["pool-token-1"])
     assert open_link(service, "pool-token-1") == ""
     assert open_link(service, "pool-token-1") == ""  # reopened before a submission: allowed
     service.tokens.delete(project, ["pool-token-1"])
-    assert open_link(service, "pool-token-1") == "LF-40301"  # deleted
+    assert open_link(service, "pool-token-1") == "TK-10003"  # deleted
     service.update_project("default", {"options": {"token_preregistration": False}})
     assert open_link(service, "pool-token-1") == ""  # off again: the plain private-mode rules

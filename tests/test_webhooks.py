@@ -138,10 +138,10 @@ def expected_submit(sub: dict[str, Any]) -> dict[str, Any]:
             "created_at": stamp_to_iso(sub["created_at"]),
             "submission_id": sub["submission_id"],
             "duplicated_information": sub["duplicated_information"],
-            "email": sub["email"],
+            "email": sub.get("email"),
             "cf": cf_of(sub),
-            "userid": sub["userid"],
-            "tokenId": sub["tokenId"],
+            "userid": sub.get("userid"),
+            "tokenId": sub.get("tokenId"),
             "ipAddress": sub["data"]["ip_address"],
         }
     )
@@ -162,15 +162,15 @@ def expected_approved(sub: dict[str, Any], reviewer: str = "system") -> dict[str
     return filled(
         {
             "submission_id": sub["submission_id"],
-            "email": sub["email"],
+            "email": sub.get("email"),
             "cf": cf_of(sub),
             "applicant_id": sub["applicant_id"],
             "webhook_trigger": "approved",
             "kyc_result": kyc,
             "duplicated_information": sub["duplicated_information"],
             "additional_list": sub["additional_list"],
-            "tokenId": sub["tokenId"],
-            "userid": sub["userid"],
+            "tokenId": sub.get("tokenId"),
+            "userid": sub.get("userid"),
             "ipAddress": data["ip_address"],
             **{name: data.get(key) for name, key in APPROVED_DATA.items()},
         }
@@ -193,10 +193,10 @@ def expected_rejected(sub: dict[str, Any]) -> dict[str, Any]:
             "kyc_result": kyc,
             "submission_id": sub["submission_id"],
             "duplicated_information": sub["duplicated_information"],
-            "email": sub["email"],
+            "email": sub.get("email"),
             "cf": cf_of(sub),
-            "userid": sub["userid"],
-            "tokenId": sub["tokenId"],
+            "userid": sub.get("userid"),
+            "tokenId": sub.get("tokenId"),
             "ipAddress": sub["data"]["ip_address"],
         }
     )
@@ -221,13 +221,13 @@ def expected_updated(
             "webhook_trigger": "updated",
             "submission_id": sub["submission_id"],
             "duplicated_information": sub["duplicated_information"],
-            "email": sub["email"],
+            "email": sub.get("email"),
             "data": details,
             "admin": admin,
             "update_time": stamp_to_iso(sub["updated_at"]),
             **{k: sub["data"].get(k) for k in UPDATED_DATA},
-            "userid": sub["userid"],
-            "tokenId": sub["tokenId"],
+            "userid": sub.get("userid"),
+            "tokenId": sub.get("tokenId"),
         }
     )
 
@@ -327,7 +327,10 @@ def test_approved_payload_field_by_field(
 ) -> None:
     """The whole approved payload against webhooks.md 4: names, nesting, types, ISO times."""
     claims = {"userid": "u-a", "email": "a@example.com", "token": "tok-a"}
-    sid = hosted(client, claims, "approved", overrides=CF_OVERRIDES)["submission_id"]
+    answers = [{"answer": "Occupation", "inputValue": "Pilot", "blockType": "text"}]
+    entered = {"data": {**CF_OVERRIDES["data"], "phoneNumber": "+82 10-1234-5678"}}
+    overrides = {**entered, "additional_list": answers}  # what the applicant entered
+    sid = hosted(client, claims, "approved", overrides=overrides)["submission_id"]
     stored = service.stored_submission("default", sid)
     body = hook.wait_for(1)[0].body
     assert set(body) == {
@@ -343,7 +346,8 @@ def test_approved_payload_field_by_field(
         assert re.fullmatch(ISO_MS, body["kyc_result"][key])
     nested = ("cf", "kyc_result", "additional_list")
     assert all(isinstance(body[k], str) for k in body if k not in nested)
-    assert body["additional_list"] == stored["additional_list"]
+    assert body["additional_list"] == stored["additional_list"] == answers
+    assert body["phoneNumber"] == "+82 10-1234-5678" and "ssnNumber" not in body
     assert all(set(i) <= {"answer", "inputValue", "blockType"} for i in body["additional_list"])
     assert body["applicant_id"] == stored["applicant_id"]
 

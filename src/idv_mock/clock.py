@@ -32,6 +32,7 @@ class Clock:
     step_ms: int = 1000
     offset: timedelta = timedelta(0)  # wall mode: how far advances moved it past real time
     pin: datetime | None = None  # while a due rule runs: every reading is its instant
+    moved: bool = False  # a test advanced it: times a client computed are judged on it
 
     def now(self) -> datetime:
         if self.pin is not None:
@@ -52,6 +53,7 @@ class Clock:
 
     def advance_to(self, moment: datetime) -> None:
         """Move forward to ``moment`` (the caller checked it is not in the past)."""
+        self.moved = True
         if self.mode == "wall":
             self.offset += moment - self.peek()
         else:
@@ -80,7 +82,7 @@ class Clock:
             self.pin = before
 
     def copy(self, mode: str | None = None) -> Clock:
-        fresh = Clock(self.mode, self.peek(), self.step_ms, self.offset)
+        fresh = Clock(self.mode, self.peek(), self.step_ms, self.offset, moved=self.moved)
         if mode is not None:
             fresh.set_mode(mode)
         return fresh
@@ -89,6 +91,8 @@ class Clock:
         doc: dict[str, Any] = {"mode": self.mode, "now": iso(self.peek()), "step_ms": self.step_ms}
         if self.offset:
             doc["offset_ms"] = int(self.offset / timedelta(milliseconds=1))
+        if self.moved:
+            doc["moved"] = True
         return doc
 
     @classmethod
@@ -96,9 +100,20 @@ class Clock:
         offset = timedelta(milliseconds=int(state.get("offset_ms", 0)))
         mode = state["mode"]
         clock = cls(mode, parse_iso(state["now"]), int(state.get("step_ms", 1000)), offset)
+        clock.moved = bool(state.get("moved", False))
         if mode == "wall" and clock.peek() < clock.current:  # never behind what was saved
             clock.offset += clock.current - clock.peek()
         return clock
+
+
+def client_time(clock: Clock) -> datetime:
+    """What a time a client computed from its own clock (``startValidUntil``) is judged
+    against: real time, as the vendor judges it, while the project's clock keeps the
+    default ticking from its start; the project's clock once a test froze it (mode
+    ``frozen``) or moved it (an advance); ``wall``: real time plus what it was moved by."""
+    if clock.mode == "tick" and not clock.moved and clock.pin is None:
+        return _real()
+    return clock.peek()
 
 
 _STAMP_SEPARATORS = str.maketrans("T:.", "---")

@@ -333,45 +333,60 @@ RATE_LIMIT = Family(
     "rate limit", Shape.CODED, (Entry("too_many_requests", "Too many requests", 429),)
 )
 
-# The hosted form (Liveform). The vendor publishes TK-10001 and PV-40018; the LF-* codes are
-# the mock's own (gaps.md "Hosted form"). Each entry's name is the slug of its error page.
+# The hosted form (Liveform). The vendor's codes where it publishes them; the others are the
+# mock's own in its CATEGORY-5DIGITS format, listed in docs/hosted-form.md (a test compares
+# the two). Each entry's name is the slug of its error page (``/error-page/<slug>``).
 LIVEFORM = Family(
     "hosted form",
     Shape.CODED,
     (
-        Entry("TK-10001", "The verification token has expired.", name="expired-token"),
+        # the vendor's codes and routes (liveform-and-values.md 1): the general pages'
+        # code is their developer code (the vendor's "Legacy" category)
         Entry(
             "PV-40018",
             "The verification link has expired. Please try again with a new link.",
             name="expired-start-valid-until",
         ),
-        Entry("LF-40401", "The project could not be found.", 404, name="unknown-project"),
-        Entry("LF-40001", "The encrypted parameter could not be decrypted.", name="decryption"),
-        Entry("LF-40002", "{} is only accepted inside the encrypted parameter.", name="plain"),
-        Entry("LF-40003", "projectionId and projectionName cannot be used together.", name="both"),
-        Entry("LF-40004", "The projection could not be found.", name="unknown-projection"),
-        Entry("LF-40005", "A token is required for this project.", name="token-required"),
-        Entry("LF-40006", "Invalid value for {}.", name="invalid-parameter"),
-        Entry("LF-40007", "No liveform secret key has been issued.", name="no-secret"),
-        Entry("LF-40008", "The verification session could not be found.", 404, name="session"),
+        Entry("TK-10001", "The verification token has expired.", name="token-expired"),
+        Entry("page-not-found", "The page could not be found", 404, name="page-not-found"),
+        Entry("bad-path", "Invalid URL path", 404, name="bad-path"),
+        Entry(
+            "project-closed",
+            "This project is closed and access is restricted",
+            403,
+            name="project-closed",
+        ),
+        Entry("service-blocked", "Submissions are temporarily paused", 503, name="service-blocked"),
+        # the same capture error three times (the vendor's 2026-05 loop pages)
+        Entry("LO-30001", "OCR ID recognition failure", name="loop-ocr"),
+        Entry("LO-30005", "ID image quality too low", name="loop-image-quality"),
+        Entry("SE-50022", "Face comparison failed 3 times.", name="engine-face-compare"),
+        # the mock's own, in the vendor's CATEGORY-5DIGITS format (docs/hosted-form.md)
+        Entry("TK-10002", "A token is required for this project.", name="token-required"),
+        Entry(
+            "TK-10003",
+            "The verification token is not registered for this project.",
+            403,
+            name="token-unregistered",
+        ),
+        Entry("PV-40001", "The encrypted parameter could not be decrypted.", name="decryption"),
+        Entry("PV-40002", "{} is only accepted inside the encrypted parameter.", name="plain"),
+        Entry("PV-40003", "projectionId and projectionName cannot be used together.", name="both"),
+        Entry("PV-40004", "The projection could not be found.", name="unknown-projection"),
+        Entry("PV-40006", "Invalid value for {}.", name="invalid-parameter"),
+        Entry("PV-40007", "No liveform secret key has been issued.", name="no-secret"),
         # data injection (action=addveri): the vendor's error names, as codes of the mock
         Entry(
-            "LF-40009",
+            "PV-40009",
             "Invalid submissionId: the submission does not exist.",
             404,
             name="invalid-submission",
         ),
-        Entry("LF-40010", "Required field is missing: sid.", name="injection-missing"),
+        Entry("PV-40010", "Required field is missing: sid.", name="injection-missing"),
         Entry(
-            "LF-40011",
+            "SE-50011",
             "An error occurred while processing the address information. Please try again.",
             name="injection-failed",
-        ),
-        Entry(
-            "LF-40301",
-            "The verification token is not registered for this project.",
-            403,
-            name="unregistered-token",
         ),
     ),
 )

@@ -180,7 +180,7 @@ def test_expired_token(page: Any, shot: Shot, idv_server: Any) -> None:
     assert current_step(page) == "consent"
     idv_server.clock.advance(minutes=4)  # the project's clock, not a wait
     page.goto(url)
-    assert urlsplit(page.url).path == "/error-page/expired-token"
+    assert urlsplit(page.url).path == "/error-page/token-expired"
     assert page.get_by_test_id("error-code").inner_text() == "TK-10001"
     shot("error")
 
@@ -241,7 +241,7 @@ def test_secret_key_link(page: Any, idv_server: Any) -> None:
 def test_plain_projection_id_is_refused(page: Any, shot: Shot, idv_server: Any) -> None:
     page.goto(idv_server.liveform_url(userid="u-plain") + "&projectionId=abc")
     assert urlsplit(page.url).path == "/error-page/plain"
-    assert page.get_by_test_id("error-code").inner_text() == "LF-40002"
+    assert page.get_by_test_id("error-code").inner_text() == "PV-40002"
     assert page.get_by_test_id("error-message").inner_text() == (
         "projectionId is only accepted inside the encrypted parameter."
     )

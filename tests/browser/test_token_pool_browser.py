@@ -1,7 +1,7 @@
 """The hosted form with Token ID Pre-registration, in a real browser (issue 30).
 
 In private mode with ``token_preregistration`` on, a link whose token is not in the
-project's pool is refused (``LF-40301``); a token the integrator registered through
+project's pool is refused (``TK-10003``); a token the integrator registered through
 ``POST /v3/submission/tokens`` opens the form once, and after its submission the same link
 is refused as expired (``TK-10001``).
 """
@@ -33,8 +33,8 @@ def test_unregistered_token_is_refused_and_a_registered_one_works_once(
 ) -> None:
     set_options(idv_server, liveform_private_mode=True, token_preregistration=True)
     page.goto(idv_server.liveform_url(userid="u-pool", token="not-in-pool-1"))
-    assert urlsplit(page.url).path == "/error-page/unregistered-token"
-    assert page.get_by_test_id("error-code").inner_text() == "LF-40301"
+    assert urlsplit(page.url).path == "/error-page/token-unregistered"
+    assert page.get_by_test_id("error-code").inner_text() == "TK-10003"
     assert page.get_by_test_id("error-message").inner_text() == UNREGISTERED
     shot("unregistered")
 
@@ -52,6 +52,6 @@ def test_unregistered_token_is_refused_and_a_registered_one_works_once(
     assert len(stored) == 1
 
     page.goto(url)
-    assert urlsplit(page.url).path == "/error-page/expired-token"
+    assert urlsplit(page.url).path == "/error-page/token-expired"
     assert page.get_by_test_id("error-code").inner_text() == "TK-10001"
     shot("used")

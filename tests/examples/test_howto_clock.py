@@ -11,5 +11,5 @@ def test_a_token_link_expires_after_three_minutes(idv_project):
     fired = idv_project.clock.advance(minutes=3)["fired"]
     assert [f["what"] for f in fired] == ["token_expiry"]
     page = httpx.get(link, follow_redirects=True)
-    assert page.url.path == "/error-page/expired-token"
+    assert page.url.path == "/error-page/token-expired"
     assert "TK-10001" in page.text

@@ -27,7 +27,19 @@ PLAIN = (
     *("email", "userid", "sid", "action", "cf1", "cf2", "cf3"),
     *("blacklistCountries", "approvePeriod", "rejectPeriod", "ageLimit"),
     *("rejectDuplicateUser", "mainColor", "innerColor"),
+    *("allowedIdTypes", "allowedDocumentFields"),
 )
+# the ID types ``allowedIdTypes`` may name (the vendor's old API: "id type must be
+# passport, government_id or drivers_license")
+ALLOWED_ID_TYPES = ("passport", "government_id", "drivers_license")
+# the OCR fields ``allowedDocumentFields`` may name: the document step's fields
+DOCUMENT_FIELD_NAMES = (
+    *("full_name", "first_name", "last_name", "date_of_birth", "gender"),
+    *("documentNumber", "identityNumber", "idcard_issueDate", "idcard_expireDate"),
+)
+LISTS = ("allowedCountries", "allowedIdTypes", "allowedDocumentFields")
+# names apps send for the user id that the vendor's form ignores: its name is ``userid``
+USERID_NEAR_MISSES = frozenset({"customUserId", "userId", "custom_user_id", "user_id", "uid"})
 # Accepted only inside ``encrypted``: in plain text they are refused.
 SECRET = (
     *("allowedCountries", "selectedIssuingCountry", "selectedIdType"),
@@ -77,19 +89,38 @@ class Link:
     def returned(self) -> dict[str, str]:
         return {k: self.get(k) for k in RETURNED}
 
+    def listed(self, name: str) -> list[str] | None:
+        """A comma-separated list parameter's items, or None when the link has none."""
+        if name not in self.values:
+            return None
+        return [v.strip() for v in self.values[name].split(",") if v.strip()]
+
     def countries(self) -> list[str]:
         """The issuing countries offered: ``allowedCountries``, else every country."""
         allowed = self.get("allowedCountries")
         return allowed.split(",") if allowed else list(schemas.enum("country"))
 
+    def hints(self) -> list[str]:
+        """What the link probably meant by a name the vendor's form ignores."""
+        return [
+            f"{name} is not a parameter of the vendor's form (it ignores it): "
+            "the vendor's name for the user id is userid"
+            for name in self.unknown
+            if name.removeprefix("encrypted.") in USERID_NEAR_MISSES
+        ]
+
     def describe(self) -> dict[str, Any]:
-        return {
+        out = {
             "pid": self.project_id,
             "lang": self.lang,
             "parameters": dict(self.values),
             "unknown_parameters": list(self.unknown),
             "ignored_parameters": list(self.ignored),
         }
+        hints = self.hints()
+        if hints:
+            out["hints"] = hints
+        return out
 
 
 Decrypt = Callable[[str], Any]
@@ -194,7 +225,7 @@ def _as_text(name: str, value: Any, link: Link) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)) and name not in ("projectionId", "projectionName"):
         return str(value)
-    if isinstance(value, list) and name == "allowedCountries":
+    if isinstance(value, list) and name in LISTS:
         return ",".join(str(v) for v in value)
     if isinstance(value, str):
         return value
@@ -222,8 +253,17 @@ def _check_values(link: Link) -> None:
     chosen = link.get("selectedIssuingCountry")
     if chosen and chosen not in link.countries():
         raise Refused("invalid-parameter", "selectedIssuingCountry", known=link.returned())
+    choices: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("allowedIdTypes", ALLOWED_ID_TYPES),
+        ("allowedDocumentFields", DOCUMENT_FIELD_NAMES),
+    )
+    for name, names in choices:
+        items = link.listed(name)
+        if items is not None and (not items or not set(items) <= set(names)):
+            raise Refused("invalid-parameter", name, known=link.returned())
     id_type = link.get("selectedIdType")
-    if id_type and id_type not in schemas.enum("id_type"):
+    types = link.listed("allowedIdTypes")
+    if id_type and (id_type not in schemas.enum("id_type") or (types and id_type not in types)):
         raise Refused("invalid-parameter", "selectedIdType", known=link.returned())
     if "projectionId" in link.values and "projectionName" in link.values:
         raise Refused("both", known=link.returned())

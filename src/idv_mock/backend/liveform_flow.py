@@ -59,6 +59,7 @@ class Session:
     country: str = ""
     id_type: str = ""
     submission_id: str = ""  # reserved when the document step starts (``created``)
+    created_at: str = ""  # that moment (the submission's ``created_at`` from then on)
     document: dict[str, str] = field(default_factory=dict)
     retries: int = 0
     retry_code: str = ""  # the last step redone's reason (``retry``'s ``retryCode``)
@@ -66,6 +67,8 @@ class Session:
     ip: str = ""  # the applicant's address as the form saw it
     kyc_status: str = ""
     injection: bool = False  # a data-injection link (action=addveri) for an existing submission
+    failures: dict[str, int] = field(default_factory=dict)  # retryCode -> times seen
+    blocked: str = ""  # the loop page the applicant was sent to (no step goes on)
 
     @property
     def project_id(self) -> str:
@@ -78,6 +81,27 @@ class Session:
         return out
 
 
+# the same error three times: the vendor's loop pages (2026-05 notice); image quality
+# codes go to LO-30005, a face comparison to the engine page SE-50022, every other
+# recognition failure to LO-30001
+LOOP_AFTER = 3
+QUALITY_CODES = frozenset(
+    {"glare_detected", "image_too_blurry", "recaptured_document", "screen_detected"}
+    | {"black_white_document"}
+)
+LOOP_PAGES = {"face_compare_underscore": "engine-face-compare"}
+
+
+def count_failure(session: Session, code: str) -> str:
+    """Count a failed capture with ``code``; the loop page's slug when it is the third."""
+    session.failures[code] = session.failures.get(code, 0) + 1
+    if session.failures[code] < LOOP_AFTER:
+        return ""
+    quality = code in QUALITY_CODES
+    session.blocked = LOOP_PAGES.get(code, "loop-image-quality" if quality else "loop-ocr")
+    return session.blocked
+
+
 def first_step(session: Session) -> None:
     """Fix what the link fixes: the country, the ID type."""
     link = session.link
@@ -85,7 +109,8 @@ def first_step(session: Session) -> None:
     session.country = link.get("selectedIssuingCountry") or (
         countries[0] if len(countries) == 1 else ""
     )
-    session.id_type = link.get("selectedIdType")
+    types = link.listed("allowedIdTypes") or []
+    session.id_type = link.get("selectedIdType") or (types[0] if len(types) == 1 else "")
 
 
 def after(session: Session, step: str) -> str:
@@ -104,16 +129,30 @@ def choose(value: str, allowed: list[str] | tuple[str, ...], name: str) -> str:
     return value
 
 
-def edited_document(current: dict[str, str], form: dict[str, str]) -> dict[str, str]:
-    """The document fields as the applicant corrected them; a bad one is a ``StepInputError``."""
-    found = {k: form.get(k, current.get(k, "")).strip() for k in DOCUMENT_FIELDS}
+def confirmed_fields(link: Link) -> tuple[str, ...]:
+    """The OCR fields the document step asks the applicant to confirm: the link's
+    ``allowedDocumentFields``, else all of them."""
+    allowed = link.listed("allowedDocumentFields")
+    return DOCUMENT_FIELDS if allowed is None else tuple(f for f in DOCUMENT_FIELDS if f in allowed)
+
+
+def edited_document(
+    current: dict[str, str], form: dict[str, str], confirmed: tuple[str, ...] = DOCUMENT_FIELDS
+) -> dict[str, str]:
+    """The document fields as the applicant corrected them (only the ``confirmed`` ones
+    are read from the form; the others stay as the document gave them); a bad one is a
+    ``StepInputError``."""
+    found = {
+        k: (form.get(k, current.get(k, "")) if k in confirmed else current.get(k, "")).strip()
+        for k in DOCUMENT_FIELDS
+    }
     for name in REQUIRED_FIELDS:
-        if not found[name]:
+        if name in confirmed and not found[name]:
             raise StepInputError(name)
     for name in DATE_FIELDS:
-        if found[name] and not _is_date(found[name]):
+        if name in confirmed and found[name] and not _is_date(found[name]):
             raise StepInputError(name)
-    if found["gender"] not in ("male", "female"):
+    if "gender" in confirmed and found["gender"] not in ("male", "female"):
         raise StepInputError("gender")
     return found
 
@@ -194,6 +233,23 @@ def kyc_part(outcome: str, reason: str, retries: int, retry_code: str = "") -> d
     }
 
 
+# what the tester panel may enter as the applicant's answers (nothing stands in for them)
+ENTERED = ("phoneNumber", "ssnNumber")
+ADDITIONAL = ("additional_answer", "additional_inputValue")
+
+
+def entered(form: dict[str, str]) -> dict[str, Any]:
+    """The applicant's own answers the tester panel entered: ``phoneNumber``,
+    ``ssnNumber`` into ``data``, and one ``additional_list`` item (``answer`` and
+    ``inputValue``) when both are given; empty ones are left out."""
+    data = {k: form[k].strip() for k in ENTERED if form.get(k, "").strip()}
+    out: dict[str, Any] = {"data": data} if data else {}
+    answer, value = (form.get(k, "").strip() for k in ADDITIONAL)
+    if answer and value:
+        out["additional_list"] = [{"answer": answer, "inputValue": value, "blockType": "text"}]
+    return out
+
+
 def submission_overrides(session: Session) -> dict[str, Any]:
     """What the applicant gave: identity from the document step, country and type."""
     data = {k: v for k, v in session.document.items() if v and k in DOCUMENT_FIELDS}
@@ -202,6 +258,25 @@ def submission_overrides(session: Session) -> dict[str, Any]:
     if session.ip:
         data["ip_address"] = session.ip
     return {"data": data, "submission_id": session.submission_id}
+
+
+def incomplete_view(session: Session) -> dict[str, Any]:
+    """The submission between ``created`` and its result, as ``GET /submission`` reads it:
+    what the link and the applicant gave so far, ``kyc`` without a ``result`` (the
+    schema has no incomplete status). The same values the result will carry."""
+    link = session.link
+    data = submission_overrides(session)["data"]
+    data.update({k: link.values[k] for k in ("cf1", "cf2", "cf3") if k in link.values})
+    sub: dict[str, Any] = {"data": data}
+    sub.update({k: link.values[k] for k in ("email",) if k in link.values})
+    sub["submission_id"] = session.submission_id
+    sub.update(created_at=session.created_at, updated_at=session.created_at)
+    sub.update({k: link.values[k] for k in ("userid",) if k in link.values})
+    retry = kyc_part("", "", session.retries, session.retry_code)["retry"]
+    sub["kyc"] = {"comment": [], "commentCode": [], "attempts": [], "retry": retry}
+    if link.get("token"):
+        sub["tokenId"] = link.get("token")
+    return sub
 
 
 @dataclass(slots=True)

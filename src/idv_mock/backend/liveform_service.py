@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from idv_mock import crypto, schemas
-from idv_mock.backend import events, liveform, liveform_flow
+from idv_mock.backend import events, liveform, liveform_flow, views
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.backend.liveform import Link, Refused, TokenUse
@@ -27,12 +27,13 @@ from idv_mock.backend.liveform_flow import Session, StepInputError
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.time_service import Clocks
-from idv_mock.clock import iso, parse_instant, stamp
+from idv_mock.clock import client_time, iso, parse_instant, stamp
 from idv_mock.fake.factory import deep_merge
 
 Submission = dict[str, Any]
-# the service's checked creation: a project, overrides and the mirrored project options
-Create = Callable[[Project, dict[str, Any], dict[str, Any]], Submission]
+# the service's checked creation: a project, overrides and the mirrored project options,
+# and (keywords) ``invent`` and ``tries`` (``SubmissionFactory.build``)
+Create = Callable[..., Submission]
 TRUE = ("on", "true", "yes", "1")
 
 
@@ -63,6 +64,7 @@ class HostedForm:
             project = self._form_project(project_id)
             self.clocks.catch_up(project)
             link = self._read_link(project, pairs)
+            _check_open(project, link)
             self._check_token(project, link)
             self._form_policy(project, link)
             target = self._injection_target(project, link)
@@ -94,7 +96,7 @@ class HostedForm:
             project = self._form_project(session.project_id)
             return {
                 "countries": offered_countries(project, session.link),
-                "id_types": list(project.options["policy_acceptedID"]),
+                "id_types": offered_id_types(project, session.link),
             }
 
     def step(self, session_id: str, step: str, form: dict[str, str]) -> Session:
@@ -105,6 +107,8 @@ class HostedForm:
         """
         with self.core.lock:
             session = self._session(session_id)
+            if session.blocked:
+                raise Refused(session.blocked, known=session.link.returned())
             if session.step == step and step in self._STEP_HANDLERS:
                 project = self._form_project(session.project_id)
                 self.clocks.catch_up(project)
@@ -136,11 +140,11 @@ class HostedForm:
         try:
             return self.core.project(project_id)
         except NotFound:
-            raise Refused("unknown-project") from None
+            raise Refused("bad-path") from None
 
     def _read_link(self, project: Project, pairs: Iterable[tuple[str, str]]) -> Link:
         only = bool(project.options.get("liveform_encrypted_only"))
-        now = project.clock.peek()  # the project's time (wall: real time plus any advance)
+        now = client_time(project.clock)  # real time, unless a test froze or moved the clock
         decrypt = self._decryptor(project)
         return liveform.read_link(project.project_id, pairs, decrypt, encrypted_only=only, now=now)
 
@@ -211,7 +215,7 @@ class HostedForm:
                 raise Refused("token-required", known=link.returned())
             return
         if _pooled_only(project) and token not in project.tokens:
-            raise Refused("unregistered-token", known=link.returned())
+            raise Refused("token-unregistered", known=link.returned())
         key = (project.project_id, token)
         use = self.core.forms.tokens.get(key)
         lifetime = self._token_lifetime(project)
@@ -220,7 +224,7 @@ class HostedForm:
         if use is not None and condition is not None:
             at = use.first_used + lifetime if condition == "time" else now
             self._token_expired(project, token, use, condition, at)
-            raise Refused("expired-token", known=link.returned())
+            raise Refused("token-expired", known=link.returned())
 
     def _first_use(self, project: Project, link: Link) -> None:
         """The token's clock starts when its link is first opened; its expiry falls due
@@ -273,9 +277,15 @@ class HostedForm:
         began = parse_instant(str(detail.get("created_at", ""))) or at
         overrides.update(created_at=stamp(began), kyc_result_at=stamp(at), updated_at=stamp(at))
         kyc = {"comment": [liveform_flow.TIMEOUT_TEXT], "commentCode": ["timeout"]}
-        overrides["kyc"] = {**kyc, "retry": []}
+        retries = session.retries if session else 0
+        code = session.retry_code if session else ""
+        overrides["kyc"] = {**kyc, "retry": liveform_flow.kyc_part("", "", retries, code)["retry"]}
+        # the attempts it made: each redone one, and the last when its selfie was taken
+        tries = retries + (1 if session is not None and session.step == "tester" else 0)
         sent: list[str] = []
-        sub = self._hosted_create(project, link, "rejected", overrides, only="rejected", sent=sent)
+        sub = self._hosted_create(
+            project, link, "rejected", overrides, only="rejected", sent=sent, tries=tries
+        )
         if session is not None:
             session.step, session.kyc_status = "done", str(sub["kyc"]["result"])
         return (["rejected"] if project.options.get("webhook_url") else []) + sent
@@ -292,12 +302,13 @@ class HostedForm:
         self._advance(project, session, "country")
 
     def _id_type(self, project: Project, session: Session, form: dict[str, str]) -> None:
-        accepted = list(project.options["policy_acceptedID"])
-        session.id_type = liveform_flow.choose(form.get("id_type", ""), accepted, "id_type")
+        offered = offered_id_types(project, session.link)
+        session.id_type = liveform_flow.choose(form.get("id_type", ""), offered, "id_type")
         self._advance(project, session, "id_type")
 
     def _document(self, project: Project, session: Session, form: dict[str, str]) -> None:
-        session.document = liveform_flow.edited_document(session.document, form)
+        confirmed = liveform_flow.confirmed_fields(session.link)
+        session.document = liveform_flow.edited_document(session.document, form, confirmed)
         session.notice = ""
         self._advance(project, session, "document")
 
@@ -313,6 +324,9 @@ class HostedForm:
             code = liveform_flow.choose(
                 form.get("retry_code") or "recognition_fail", events.RETRY_CODES, "retry_code"
             )
+            loop = liveform_flow.count_failure(session, code)
+            if loop:  # the same error a third time: the loop page, no further retry
+                raise Refused(loop, known=session.link.returned())
             session.retries += 1
             session.retry_code = code
             session.step, session.notice = "document", "retry"
@@ -320,10 +334,14 @@ class HostedForm:
             return
         self._check_token(project, session.link)
         overrides = liveform_flow.submission_overrides(session)
+        overrides = deep_merge(overrides, liveform_flow.entered(form))
         overrides["kyc"] = liveform_flow.kyc_part(
             outcome, reason, session.retries, session.retry_code
         )
-        sub = self._hosted_create(project, session.link, outcome, overrides)
+        if session.created_at:  # it came into being when the document step began
+            overrides["created_at"] = session.created_at
+        tries = session.retries + 1
+        sub = self._hosted_create(project, session.link, outcome, overrides, tries=tries)
         project.schedule.remove("incomplete_timeout", submission_id=session.submission_id)
         session.kyc_status = str(sub["kyc"]["result"])
         session.step = "done"
@@ -352,6 +370,7 @@ class HostedForm:
         now = project.clock.now()
         identity = self.core.factory.identity(now, {"nationality": session.country})
         session.document = liveform_flow.prefill(identity)
+        session.created_at = stamp(now)
         at = now + timedelta(seconds=project.seconds("incomplete_timeout_seconds"))
         detail = {"submission_id": session.submission_id, "session_id": session.session_id}
         detail["created_at"] = iso(now)
@@ -376,10 +395,30 @@ class HostedForm:
         )  # fmt: skip
         self.core.fire(project, [event])
 
+    def incomplete(self, project: Project, sid: str) -> Submission | None:
+        """The submission ``sid`` while its form is open (from ``created`` to its result),
+        as a read shows it; None when no open form of ``project`` reserved that id."""
+        if sid in project.store:
+            return None
+        for session in self.core.forms.sessions.values():
+            if (
+                session.submission_id == sid
+                and session.project_id == project.project_id
+                and not session.injection
+                and session.step != "done"
+            ):
+                view = liveform_flow.incomplete_view(session)
+                policy = self._form_policy(project, session.link)
+                if policy is not None:
+                    style = str(project.options["projection_style"])
+                    view = views.projected(view, list(policy.fields), style, reduced=False)
+                return view
+        return None
+
     def _session(self, session_id: str) -> Session:
         found = self.core.forms.sessions.get(session_id)
         if found is None:
-            raise Refused("session")
+            raise Refused("page-not-found")
         return found
 
     # --- the creation both paths share ---
@@ -391,10 +430,16 @@ class HostedForm:
         overrides: dict[str, Any],
         only: str | None = None,
         sent: list[str] | None = None,
+        tries: int = 1,
     ) -> Submission:
         """The submission the form completes: link metadata, policy switches, projection,
         token; then ``submit`` and the result are sent (``only``: just that trigger), then
-        the token's ``token_expired`` by count (added to ``sent``)."""
+        the token's ``token_expired`` by count (added to ``sent``).
+
+        Nothing is invented: ``userid``, ``email``, ``cf1``-``cf3`` and ``tokenId`` come
+        from the link (or the overrides), the rest only when the applicant entered it;
+        ``tries``: the attempts the applicant made.
+        """
         policy = self._form_policy(project, link)
         outcome, overrides = _duplicate_rule(project, link, outcome, overrides)
         merged = deep_merge(overrides, {"kyc": {"result": outcome}})
@@ -411,7 +456,7 @@ class HostedForm:
                 "projectionName": policy.name,
             }
         mirrored = liveform.policies(project.project_options(), link)
-        sub = self.create(project, merged, mirrored)
+        sub = self.create(project, merged, mirrored, invent=False, tries=tries)
         if token:
             use = self.core.forms.tokens.setdefault(
                 (project.project_id, token), TokenUse(project.clock.peek())
@@ -459,10 +504,27 @@ class _Either:
         return any(item in part for part in self.parts)
 
 
+def _check_open(project: Project, link: Link) -> None:
+    """A closed project (option ``project_status`` ``CLOSE``) or an emergency stop (option
+    ``submission_control``) takes no submission: the vendor's general error pages."""
+    if project.options.get("project_status") == "CLOSE":
+        raise Refused("project-closed", known=link.returned())
+    if project.options.get("submission_control") == "emergency_stop":
+        raise Refused("service-blocked", known=link.returned())
+
+
 def _pooled_only(project: Project) -> bool:
     """Private mode with Token ID Pre-registration: only the pool's tokens open the form."""
     options = project.options
     return bool(options.get("liveform_private_mode") and options.get("token_preregistration"))
+
+
+def offered_id_types(project: Project, link: Link) -> list[str]:
+    """The project's accepted ID types, only those of ``allowedIdTypes`` when the link
+    names them (in the link's order)."""
+    accepted = list(project.options["policy_acceptedID"])
+    allowed = link.listed("allowedIdTypes")
+    return accepted if allowed is None else [t for t in allowed if t in accepted]
 
 
 def offered_countries(project: Project, link: Link) -> list[str]:

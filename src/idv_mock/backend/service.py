@@ -342,8 +342,14 @@ class Service(MovedNames):
         project: Project,
         overrides: dict[str, Any],
         mirrored: dict[str, Any] | None = None,
+        *,
+        invent: bool = True,
+        tries: int | None = None,
     ) -> Submission:
-        """Create from control-API input: checked first, and nothing changes on refusal."""
+        """Create from control-API input: checked first, and nothing changes on refusal.
+
+        ``invent``, ``tries``: see ``SubmissionFactory.build`` (the hosted form gives both).
+        """
         self.changes += 1
         problems = schemas.errors("submission_fields.json", overrides)
         if problems:
@@ -357,8 +363,9 @@ class Service(MovedNames):
         before = clock.current
         try:
             sub = self._create(
-                project, overrides, clock.now(), validate=True, mirrored=mirrored, at_once=True
-            )
+                project, overrides, clock.now(), validate=True, mirrored=mirrored,
+                at_once=True, invent=invent, tries=tries,
+            )  # fmt: skip
         except InvalidInput:
             clock.current = before
             raise
@@ -372,13 +379,17 @@ class Service(MovedNames):
         validate: bool = False,
         mirrored: dict[str, Any] | None = None,
         at_once: bool = False,
+        *,
+        invent: bool = True,
+        tries: int | None = None,
     ) -> Submission:
         """``at_once``: a creation on the project's clock, decided at the instant it was made
-        (the factory's result a few milliseconds later would lie past a frozen clock's now)."""
+        (the factory's result a few milliseconds later would lie past a frozen clock's now).
+        ``invent``, ``tries``: see ``SubmissionFactory.build``."""
+        userid = overrides.get("userid")
         while True:
-            raw = deep_merge(
-                self.factory.build(when, overrides, userid=overrides.get("userid")), overrides
-            )
+            built = self.factory.build(when, overrides, userid=userid, invent=invent, tries=tries)
+            raw = deep_merge(built, overrides)
             # after an import or a restart from a state file the factory's sequence starts
             # again and may draw an id that is already stored: draw again (deterministic)
             if "submission_id" in overrides or raw["submission_id"] not in project.store:
@@ -414,6 +425,8 @@ class Service(MovedNames):
         """One page as each item's JSON: a whole stored item is its stored bytes as they are."""
         with self._lock:
             found, next_key = project.store.select(sel)
+            if not found and sel.submission_id is not None and sel.count >= 1:
+                return self._incomplete(project, sel, request_type), None
             if not (reduced or request_type or project.projections.applied):
                 # the common case: stored items as they are
                 return list(map(project.store.blobs.__getitem__, found)), next_key
@@ -431,6 +444,20 @@ class Service(MovedNames):
                     view = views.projected(view, hidden, style, reduced=reduced)
                 shaped.append(orjson.dumps(views.by_request_type(view, request_type)))
             return shaped, next_key
+
+    def _incomplete(
+        self, project: Project, sel: Selection, request_type: str | None
+    ) -> list[bytes]:
+        """A hosted-form submission between ``created`` and its result, when asked by id
+        (gaps.md "Values an integrator branches on": it exists from ``created`` on)."""
+        assert sel.submission_id is not None
+        view = self.liveform.incomplete(project, sel.submission_id)
+        if view is None or any(
+            want is not None and view.get(name) != want
+            for name, want in (("userid", sel.userid), ("email", sel.email))
+        ):
+            return []
+        return [orjson.dumps(views.by_request_type(view, request_type))]
 
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
         """Apply PATCH properties; checks values, then the admin, then the submission.

@@ -21,8 +21,12 @@ IMAGE_HOST = "https://storage.idv-mock.local"
 class CheckParts(Draws):
     """Builders of the check parts; the submission factory adds identity and data."""
 
-    def _kyc(self, ident: dict[str, str], result: str, when: datetime, sid: str) -> dict[str, Any]:
-        tries = self.rng.choices((1, 2, 3), cum_weights=(6, 9, 10))[0]  # 6:3:1
+    def _kyc(
+        self, ident: dict[str, str], result: str, when: datetime, sid: str, tries: int | None = None
+    ) -> dict[str, Any]:
+        """``tries``: the attempts the applicant made (the hosted form knows), else drawn."""
+        if tries is None:
+            tries = self.rng.choices((1, 2, 3), cum_weights=(6, 9, 10))[0]  # 6:3:1
         attempts = [self._attempt(i + 1, ident, when, sid) for i in range(tries)]
         retry = [
             {

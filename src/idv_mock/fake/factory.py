@@ -250,8 +250,17 @@ class SubmissionFactory(CheckParts):
         overrides: dict[str, Any] | None = None,
         *,
         userid: str | None = None,
+        invent: bool = True,
+        tries: int | None = None,
     ) -> dict[str, Any]:
-        """A complete raw submission created at ``when`` (derived fields still to apply)."""
+        """A complete raw submission created at ``when`` (derived fields still to apply).
+
+        ``invent=False`` (the hosted form) leaves out what only the link, the token or the
+        applicant gives (``userid``, ``email``, ``tokenId``, ``cf1``-``cf3``,
+        ``phoneNumber``, ``ssnNumber``, ``additional_list``): the caller's overrides bring
+        what was given, and nothing stands in for the rest. ``tries``: the attempts the
+        applicant made (id and selfie), else a draw; none leaves no selfie either.
+        """
         overrides = overrides or {}
         given_data = overrides.get("data") if isinstance(overrides.get("data"), dict) else None
         ident = self.identity(when, given_data)
@@ -259,13 +268,13 @@ class SubmissionFactory(CheckParts):
         result = self.rng.choices(("approved", "rejected"), cum_weights=(7, 10))[0]  # 7:3
         kyc_at = when + timedelta(milliseconds=self.rng.randint(50, 900))  # before the next tick
         ip = self.public_ip()
-        email = self._email(ident)
+        email = self._email(ident) if invent else None
         sub: dict[str, Any] = {
-            "data": self._data(ident, ip, when),
+            "data": self._data(ident, ip, when, invent),
             "OCR_raw": self._ocr_raw(ident),
             "ocr": _ocr(ident),
             "review": {},
-            "image": self._images(sid),
+            "image": self._images(sid, selfie=tries != 0),
             "memo": {"text": "", "updated_at": ""},
             "duplicated_users": [],
             "duplicated_selfie_users": [],
@@ -280,11 +289,11 @@ class SubmissionFactory(CheckParts):
             "kyc_result_at": stamp(kyc_at),
             "updated_at": stamp(kyc_at),
             "pending_at": "",
-            "userid": userid or f"user_{self.hex(10)}",
+            "userid": userid or (f"user_{self.hex(10)}" if invent else None),
             "reviewer": "",
             "project_options": {},
-            "additional_list": self._additional(),
-            "kyc": self._kyc(ident, result, when, sid),
+            "additional_list": self._additional() if invent else [],
+            "kyc": self._kyc(ident, result, when, sid, tries),
             "aml": not_screened(),
             "verification": self._verification(ident, when),
             "signals": self._signals(when),
@@ -292,10 +301,10 @@ class SubmissionFactory(CheckParts):
             "warning": [],
             "Injection_action": [],
             "id_LivenessScore": {"score": self.score(0.8, 1.0), "result": "live"},
-            "tokenId": self.hex(32),
+            "tokenId": self.hex(32) if invent else None,
             "pre_verification": self._pre_verification(ip, ident, when),
         }
-        return sub
+        return {k: v for k, v in sub.items() if v is not None}
 
     def _email(self, ident: dict[str, str]) -> str:
         en = self._locale("en_US")
@@ -303,7 +312,9 @@ class SubmissionFactory(CheckParts):
         local = "".join(c for c in local if c.isascii() and (c.isalnum() or c == "."))
         return f"{local or 'user'}{self.rng.randint(1, 999)}@{en.free_email_domain()}"
 
-    def _data(self, ident: dict[str, str], ip: str, when: datetime) -> dict[str, str]:
+    def _data(
+        self, ident: dict[str, str], ip: str, when: datetime, invent: bool = True
+    ) -> dict[str, str]:
         fk = self._locale(LOCALES.get(ident["nationality"], ("en_US", 0))[0])
         street = fk.street_address().replace("\n", ", ")
         city, zipcode, state = fk.city(), fk.postcode(), fk.administrative_unit()
@@ -325,12 +336,18 @@ class SubmissionFactory(CheckParts):
             "ip_address": ip,
             "idType": ident["idType"],
             "documentNumber": ident["documentNumber"],
+            **(self._given_by_applicant(fk, nat) if invent else {}),
+            **self._korean_stay(ident, when),
+        }
+
+    def _given_by_applicant(self, fk: Any, nat: str) -> dict[str, str]:
+        """What a seeded applicant's link and answers gave (a past applicant's values)."""
+        return {
             "ssnNumber": self._locale("en_US").ssn() if nat == "USA" else "",
             "phoneNumber": fk.phone_number(),
             "cf1": f"CUST-{self.digits(6)}",
             "cf2": "",
             "cf3": "",
-            **self._korean_stay(ident, when),
         }
 
     def _korean_stay(self, ident: dict[str, str], when: datetime) -> dict[str, str]:
@@ -377,12 +394,12 @@ class SubmissionFactory(CheckParts):
             },
         }
 
-    def _images(self, sid: str) -> dict[str, str]:
+    def _images(self, sid: str, selfie: bool = True) -> dict[str, str]:
         base = f"{IMAGE_HOST}/{sid}"
         return {
             "idImage": f"{base}/id_front.jpg",
             "idBackImage": f"{base}/id_back.jpg",
-            "selfieImage": f"{base}/selfie.jpg",
+            "selfieImage": f"{base}/selfie.jpg" if selfie else "",
             "addressImage": "",
         }
 

@@ -111,7 +111,8 @@ def show(value: Any) -> str:
         return "missing"
     if isinstance(value, _Matcher):
         return value.text
-    text = orjson.dumps(value, default=show).decode()
+    # a matcher is a dataclass: passed through to ``default``, not written as its fields
+    text = orjson.dumps(value, default=show, option=orjson.OPT_PASSTHROUGH_DATACLASS).decode()
     return text if len(text) <= 160 else text[:157] + "..."
 
 

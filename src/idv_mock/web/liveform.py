@@ -9,6 +9,7 @@ is journaled with what the form read, ignored and did not know.
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 from urllib.parse import urlencode
@@ -27,6 +28,7 @@ from idv_mock.backend.liveform_flow import (
     RETRY_CODES,
     Session,
     StepInputError,
+    confirmed_fields,
 )
 from idv_mock.errors import GENERIC, LIVEFORM
 from idv_mock.serving import journaling
@@ -34,6 +36,8 @@ from idv_mock.serving.guard import WriteGuard
 from idv_mock.web.pages import read_form, render, service
 
 ERROR_KEYS = {entry.key for entry in LIVEFORM.entries}
+HINT_HEADER = "x-idv-mock-hint"  # as the API's near-miss hints (api/hints.py)
+LOG = logging.getLogger("idv_mock.hints")
 MAX_FORM = 64 * 1024  # a step's form is a few fields
 
 
@@ -59,12 +63,21 @@ async def start(request: Request) -> Response:
         return response
     summary = {"session": session.session_id, **session.link.describe()}
     response = RedirectResponse(_step_url(session), 303)
-    _journal(request, pid, response.status_code, summary, started)
+    hint = "; ".join(session.link.hints()) or None
+    if hint is not None:  # where a person looks: the header, the journal, the log
+        response.headers[HINT_HEADER] = hint
+        LOG.warning("GET %s: %s", request.url.path, hint)
+    _journal(request, pid, response.status_code, summary, started, hint)
     return response
 
 
 def _journal(
-    request: Request, pid: str, status: int, summary: dict[str, Any], started: float
+    request: Request,
+    pid: str,
+    status: int,
+    summary: dict[str, Any],
+    started: float,
+    hint: str | None = None,
 ) -> None:
     """The visit in the project's journal; its response is what the form made of the link."""
     try:
@@ -75,7 +88,7 @@ def _journal(
     body = orjson.dumps(summary)
     journaling.record_call(
         service(request), project, "GET", scope["path"], scope["query_string"],
-        scope["headers"], b"", status, body, "application/json", started,
+        scope["headers"], b"", status, body, "application/json", started, hint,
     )  # fmt: skip
 
 
@@ -93,8 +106,8 @@ def _to_error(exc: Refused, pid: str, lang: str) -> Response:
 async def error_page(request: Request) -> Response:
     """The form's error page: its message and code, and the way back to the integrator."""
     slug = request.path_params["slug"]
-    if slug not in ERROR_KEYS:
-        raise GENERIC.error("not_found")
+    if slug not in ERROR_KEYS:  # an error page that does not exist is not found either
+        slug = "page-not-found"
     entry = LIVEFORM.entry(slug)
     query = request.query_params
     lang = _lang(query.get("lang", "en"))
@@ -117,6 +130,9 @@ async def step_page(request: Request) -> Response:
         session = service(request).liveform.session(sid)
     except Refused as exc:
         return _to_error(exc, "", _lang(request.query_params.get("lang", "en")))
+    if session.blocked:  # sent to a loop page: the flow does not go on
+        blocked = Refused(session.blocked, known=session.link.returned())
+        return _to_error(blocked, session.project_id, session.link.lang)
     if step != session.step:
         return RedirectResponse(_step_url(session), 303)
     return _render_step(request, session)
@@ -172,6 +188,8 @@ def _step_context(request: Request, session: Session) -> dict[str, Any]:
     backend = service(request)
     if session.step in ("country", "id_type"):
         return backend.liveform.choices(session.session_id)
+    if session.step == "document":
+        return {"confirmed": confirmed_fields(session.link)}
     if session.step == "tester":
         return {"reasons": list(REASONS), "retry_codes": RETRY_CODES}
     if session.step == "address":
@@ -187,6 +205,12 @@ async def returned(request: Request) -> Response:
     lang = _lang(request.query_params.get("lang", "en"))
     values = request.query_params.multi_items()
     return render(request, "liveform/returned.html", lang, {"values": values, "step": "returned"})
+
+
+async def not_found(request: Request) -> Response:
+    """A form URL that does not exist: the vendor's ``page-not-found`` page."""
+    query = {"lang": _lang(request.query_params.get("lang", "en"))}
+    return RedirectResponse(f"/error-page/page-not-found?{urlencode(query)}", 303)
 
 
 async def closed(request: Request) -> Response:
@@ -208,4 +232,5 @@ ROUTES = [
         middleware=[Middleware(WriteGuard)],
     ),
     Route("/error-page/{slug}", error_page, methods=["GET"]),
+    Route("/liveform/{rest:path}", not_found, methods=["GET"]),
 ]
