@@ -172,8 +172,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-url", default=None, help="a live server, e.g. http://127.0.0.1:8080/v3 (none)"
     )
     scenario_run.add_argument("--api-key", default=None, help="the default project's API key")
-    scenario_run.add_argument(
-        "--reset", action="store_true", help="POST /__admin/reset on the live server first"
+    resets = scenario_run.add_mutually_exclusive_group()
+    resets.add_argument(
+        "--reset",
+        action="store_true",
+        help="first put the projects the scenario uses back to their start "
+        "(POST /__admin/projects/{id}/reset each); the server's other projects stay",
+    )
+    resets.add_argument(
+        "--reset-all",
+        action="store_true",
+        help="first put every project of the server back to its start (POST /__admin/reset)",
     )
     clock_cmd = sub.add_parser(
         "clock", help='a running server\'s project clock: show it, or advance it (README "Time")'
@@ -323,7 +332,11 @@ def run_scenario(args: argparse.Namespace) -> int:
     where = args.base_url or "in-process"
     print(f"scenario: {scenario.name} ({scenario.file}, {where})", flush=True)
     results = scenarios.run(
-        scenario, base_url=args.base_url, api_key=args.api_key, reset=args.reset
+        scenario,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        reset=args.reset,
+        reset_all=args.reset_all,
     )
     for result in results:
         print(result, flush=True)
