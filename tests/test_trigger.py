@@ -223,3 +223,21 @@ def test_a_route_to_a_link_local_address_is_refused(http: httpx.Client) -> None:
     answer = http.post("/__admin/projects/default/webhook-routes", json=doc)
     assert answer.status_code == 400
     assert answer.json()["errors"][0].startswith("url refused: ")
+
+
+def test_a_secure_private_project(
+    live: LiveServer, service: Service, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Secure Data Transfer (encrypted API calls and webhooks) and a private-mode form (a
+    token in every link): the command speaks both; it prints the payload decrypted."""
+    options = {"secure_transfer": True, "liveform_private_mode": True}
+    with Receiver() as found:
+        options["webhook_url"] = found.url
+        spec = {"project_id": "vault", "api_key": "vault-key", "options": options}
+        service.create_project({**spec, "admins": ["a@vault.io"]})
+        assert trigger(live, "updated", "--project", "vault") == 0
+        live.service.webhooks.wait_idle()
+    payload = printed_payload(capsys.readouterr().out)
+    assert payload["webhook_trigger"] == "updated" and payload["admin"] == "a@vault.io"
+    assert payload["tokenId"].startswith("trigger-token-")
+    assert all(set(body) == {"data", "isEncrypted"} for body in found.bodies)

@@ -120,6 +120,8 @@ class Mock:
 
     def walk(self, outcome: str, reason: str | None = None, **params: Any) -> formwalk.Walked:
         stop_at = params.pop("stop_at", None)
+        if self.options.get("liveform_private_mode"):  # private mode: a link needs a token
+            params.setdefault("token", _marker("token"))
         try:
             return formwalk.walk(self.client, self.link(**params), outcome, reason, stop_at=stop_at)
         except formwalk.Refused as exc:
