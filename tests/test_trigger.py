@@ -155,7 +155,12 @@ def test_bad_use_is_exit_2(
     assert exc.value.code == 2
     assert trigger(live, "rejected", "--reason", "no-such-reason") == 2
     assert "the form offers reason" in capsys.readouterr().err
-    assert "rejected" not in receiver.triggers()
+    assert trigger(live, "approved", "--reason", "expired_id") == 2
+    assert "--reason goes with retry, rejected, injectionFail, not approved" in (
+        capsys.readouterr().err
+    )
+    live.service.webhooks.wait_idle()
+    assert "rejected" not in receiver.triggers() and "approved" not in receiver.triggers()
 
 
 def test_unreachable_server_is_exit_1(capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,6 +45,7 @@ TRIGGERS = (
     "aml_monitor",
     "token_expired",
 )
+WITH_REASON = ("retry", "rejected", "injectionFail")  # the events a --reason chooses a code of
 SETTLED = ("delivered", "failed", "dropped", "cancelled")
 WAIT_SECONDS = 30.0  # a delivery's retries take 1.5 s by default; a slow receiver 5 s each
 
@@ -183,7 +184,7 @@ def plan(event: str, mock: Mock, reason: str | None) -> Run:
     actions: dict[str, Callable[[], None]] = {
         "updated": lambda: _update(mock, sid),
         "delete": lambda: _delete(mock, sid),
-        "injection": lambda: _inject(mock, sid, reason),
+        "injection": lambda: _inject(mock, sid, None),
         "injectionFail": lambda: _inject(mock, sid, reason, fail=True),
         "aml": lambda: _screen(mock, sid),
         "aml_monitor": lambda: _monitor(mock, sid),
@@ -296,6 +297,8 @@ def run(
     """Cause ``event`` and answer its delivery record and payload (decrypted)."""
     if event not in TRIGGERS:
         raise BadUse(f"EVENT must be one of {', '.join(TRIGGERS)}, not {event!r}")
+    if reason is not None and event not in WITH_REASON:
+        raise BadUse(f"--reason goes with {', '.join(WITH_REASON)}, not {event}")
     base = url.rstrip("/")
     project = _answer(
         client.get(f"{base}/__admin/projects/{project_id}?show_keys=true"), f"project {project_id}"
