@@ -38,7 +38,17 @@ LAYERS: dict[int, tuple[str, ...]] = {
     2: ("backend",),
     3: ("serving",),
     4: ("api", "web", "openapi"),
-    5: ("persistence", "verify", "strategies", "scenarios", "intercept", "resilience", "idv_mock"),
+    5: (
+        "persistence",
+        "verify",
+        "formwalk",
+        "trigger",
+        "strategies",
+        "scenarios",
+        "intercept",
+        "resilience",
+        "idv_mock",
+    ),
     6: ("cli",),
 }
 # third-party packages a layer must not import, whatever its number

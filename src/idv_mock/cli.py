@@ -22,7 +22,8 @@ DESCRIPTION = (
     "A contract-faithful, stateful mock of an identity verification API v3. "
     "serve: run the mock; receive: print the webhooks that arrive; crypto: Secure Data "
     "Transfer from stdin to stdout; scenario run: play a scenario file and check it; "
-    "openapi: print the OpenAPI document; verify: probe any deployment, read-only."
+    "openapi: print the OpenAPI document; verify: probe any deployment, read-only; "
+    "trigger: one vendor webhook from a real flow; form walk: the hosted form over HTTP."
 )
 
 
@@ -171,8 +172,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-url", default=None, help="a live server, e.g. http://127.0.0.1:8080/v3 (none)"
     )
     scenario_run.add_argument("--api-key", default=None, help="the default project's API key")
-    scenario_run.add_argument(
-        "--reset", action="store_true", help="POST /__admin/reset on the live server first"
+    resets = scenario_run.add_mutually_exclusive_group()
+    resets.add_argument(
+        "--reset",
+        action="store_true",
+        help="first put the projects the scenario uses back to their start "
+        "(POST /__admin/projects/{id}/reset each); the server's other projects stay",
+    )
+    resets.add_argument(
+        "--reset-all",
+        action="store_true",
+        help="first put every project of the server back to its start (POST /__admin/reset)",
     )
     clock_cmd = sub.add_parser(
         "clock", help="a running server's project clock: show it, or advance it (docs/time.md)"
@@ -206,12 +216,51 @@ def build_parser() -> argparse.ArgumentParser:
     resilience.add_argument("--jobs", type=int, default=1, help="profiles run at once (1)")
     resilience.add_argument("--list", action="store_true", help="list the built-in profiles")
     resilience.add_argument("pytest", nargs=argparse.REMAINDER, help="-- pytest ARGS")
+    _add_trigger(sub)
     sub.add_parser(
         "verify",
         add_help=False,
         help="read-only conformance probe of any deployment (idv-mock verify --help)",
     )
     return parser
+
+
+def _add_trigger(sub: Any) -> None:
+    """``trigger EVENT`` and ``form walk LINK`` (``idv_mock.trigger``, ``idv_mock.formwalk``)."""
+    from idv_mock.formwalk import OUTCOMES
+    from idv_mock.trigger import TRIGGERS
+
+    trigger = sub.add_parser("trigger", help="cause one vendor webhook through a real flow")
+    trigger.add_argument("event", metavar="EVENT", choices=TRIGGERS, help=", ".join(TRIGGERS))
+    trigger.add_argument(
+        "--url", default="http://127.0.0.1:8080", help="the server (http://127.0.0.1:8080)"
+    )
+    trigger.add_argument("--project", default="default", help="the project id (default)")
+    trigger.add_argument("--api-key", default=None, help="the project's API key (read from it)")
+    trigger.add_argument(
+        "--admin",
+        "--admin-token",
+        dest="admin_token",
+        default=os.environ.get("IDV_MOCK_ADMIN_TOKEN"),
+        help="the server's admin token, when it has one (env IDV_MOCK_ADMIN_TOKEN)",
+    )
+    trigger.add_argument(
+        "--forward-to", default=None, metavar="URL", help="send this one event to URL instead"
+    )
+    trigger.add_argument(
+        "--reason",
+        default=None,
+        help="rejected: the reject code; retry: the retry code; "
+        "injectionFail: the failCode (default: what the form offers first)",
+    )
+    form = sub.add_parser("form", help="the hosted form over plain HTTP")
+    form_sub = form.add_subparsers(dest="action", required=True)
+    walk = form_sub.add_parser("walk", help="walk a form link to an outcome")
+    walk.add_argument(
+        "link", metavar="LINK", help="a form link, e.g. http://127.0.0.1:8080/?pid=default"
+    )
+    walk.add_argument("--outcome", choices=OUTCOMES, default="approved", help="(approved)")
+    walk.add_argument("--reason", default=None, help="rejected: reject code; retry: retry code")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -238,6 +287,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_clock(args)
     if args.command == "resilience":
         return run_resilience(args)
+    if args.command == "trigger":
+        from idv_mock import trigger
+
+        return trigger.main(
+            args.event, args.url, args.project, api_key=args.api_key,
+            admin_token=args.admin_token, forward_to=args.forward_to, reason=args.reason,
+        )  # fmt: skip
+    if args.command == "form":
+        from idv_mock import formwalk
+
+        return formwalk.main(args.link, args.outcome, args.reason)
     return run_crypto(args)
 
 
@@ -272,7 +332,11 @@ def run_scenario(args: argparse.Namespace) -> int:
     where = args.base_url or "in-process"
     print(f"scenario: {scenario.name} ({scenario.file}, {where})", flush=True)
     results = scenarios.run(
-        scenario, base_url=args.base_url, api_key=args.api_key, reset=args.reset
+        scenario,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        reset=args.reset,
+        reset_all=args.reset_all,
     )
     for result in results:
         print(result, flush=True)

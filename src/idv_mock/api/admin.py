@@ -282,6 +282,15 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/projects/{project_id}/webhooks": {"GET": list_webhooks},
     "/__admin/projects/{project_id}/webhooks/release": {"POST": _call(_release)},
     "/__admin/projects/{project_id}/webhooks/{delivery_id}/resend": {"POST": _call(_resend, 201)},
+    "/__admin/projects/{project_id}/webhook-routes": {
+        "POST": _call(lambda r, b: service_of(r).delivery.add_route(_pid(r), b), 201),
+    },
+    "/__admin/projects/{project_id}/webhook-routes/{route_id}": {
+        "GET": _call(lambda r, b: service_of(r).delivery.route(_pid(r), r.path_params["route_id"])),
+        "DELETE": _call(
+            lambda r, b: service_of(r).delivery.remove_route(_pid(r), r.path_params["route_id"])
+        ),
+    },
     "/__admin/projects/{project_id}/webhook-delivery": {
         "GET": _call(lambda r, b: service_of(r).delivery.levers(_pid(r))),
         "PUT": _call(_set_levers),

@@ -19,7 +19,9 @@ from idv_mock.backend import events, views
 from idv_mock.backend.exceptions import NotFound
 from idv_mock.backend.liveform_flow import FormState
 from idv_mock.backend.projects import Project
+from idv_mock.backend.routes import Route
 from idv_mock.clock import Clock
+from idv_mock.delivery import PROMPT
 from idv_mock.fake.factory import SubmissionFactory
 from idv_mock.webhooks import WebhookDispatcher
 
@@ -36,6 +38,7 @@ class Core:
         self.factory = factory
         self.forms = FormState()  # the hosted form's sessions, token uses and secrets
         self.webhooks = webhooks
+        self.routes: dict[str, list[Route]] = {}  # project id -> one-shot routes (routes.py)
 
     def project(self, project_id: str) -> Project:
         found = self.projects.get(project_id)
@@ -53,21 +56,30 @@ class Core:
 
     def fire(self, project: Project, batch: list[events.Event]) -> None:
         """Send webhooks to the project's URL (none without one), encrypted on a secure
-        project, as the project's delivery levers say."""
+        project, as the project's delivery levers say; an event a one-shot route takes
+        goes where the route says (``routes.py``)."""
         url = project.options.get("webhook_url")
-        if not url:
+        routes = self.routes.get(project.project_id)
+        if not url and not routes:
             return
         derivation = project.derivation
         for event in batch:
+            route = next((r for r in routes or () if r.takes(event.payload)), None)
+            target = route.url if route is not None and route.url else url
+            if not target:
+                continue
             body = event.payload
             if project.secure:
                 body = {
                     "data": crypto.encrypt(body, project.api_key, derivation),
                     "isEncrypted": True,
                 }
-            self.webhooks.send(
-                project.project_id, str(url), event.name, event.payload, body, project.delivery
+            levers = PROMPT if route is not None and route.url else project.delivery
+            sent = self.webhooks.send(
+                project.project_id, str(target), event.name, event.payload, body, levers
             )
+            if route is not None:
+                route.delivery_id = sent.id
 
     def fresh_uuid(self, taken: Container[str]) -> str:
         """A factory id not in ``taken``: an imported state may hold the ids the factory's

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from idv_mock import schemas
+from idv_mock.backend import routes
 from idv_mock.backend.core import Core
+from idv_mock.backend.events import EVENT_NAMES
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.delivery import RELEASE_SCHEMA, DeliveryLevers
 from idv_mock.webhooks import NotHeld
@@ -80,3 +82,54 @@ class WebhookDelivery:
         if again is None:
             raise NotFound(f"delivery {delivery_id} not found")
         return again.describe()
+
+    def add_route(self, project_id: str, doc: Any) -> dict[str, Any]:
+        """A one-shot route (``backend/routes.py``): the next event of ``webhook_trigger``
+        whose payload has the ``match`` values goes to ``url`` (the project's URL without
+        one), then the route records that delivery."""
+        problems = routes.problems(doc, tuple(EVENT_NAMES))
+        url = doc.get("url") if not problems else None
+        refusal = self.core.webhooks.host_rule.refusal(url) if isinstance(url, str) else None
+        if refusal:
+            problems.append(f"url refused: {refusal}")
+        if problems:
+            raise InvalidInput("invalid webhook route", problems)
+        with self.core.lock:
+            self.core.project(project_id)
+            found = self.core.routes.setdefault(project_id, [])
+            taken = {r.route_id for r in found}
+            number = len(found) + 1
+            while f"rt-{number}" in taken:
+                number += 1
+            route = routes.Route(
+                f"rt-{number}", project_id, doc["webhook_trigger"], dict(doc["match"]), url
+            )
+            found.append(route)
+            return route.describe()
+
+    def route(self, project_id: str, route_id: str) -> dict[str, Any]:
+        """A route, with the delivery it made (``delivery``: null while unused)."""
+        with self.core.lock:
+            self.core.project(project_id)
+            route = self._route(project_id, route_id)
+            found = route.describe()
+        delivery_id = found["delivery_id"]
+        records = self.core.webhooks.deliveries(project_id) if delivery_id else []
+        found["delivery"] = next((d for d in records if d["id"] == delivery_id), None)
+        return found
+
+    def remove_route(self, project_id: str, route_id: str) -> dict[str, Any]:
+        """Drop a route (used or not); what it was."""
+        with self.core.lock:
+            self.core.project(project_id)
+            route = self._route(project_id, route_id)
+            self.core.routes[project_id].remove(route)
+            return route.describe()
+
+    def _route(self, project_id: str, route_id: str) -> routes.Route:
+        found = next(
+            (r for r in self.core.routes.get(project_id, ()) if r.route_id == route_id), None
+        )
+        if found is None:
+            raise NotFound(f"route {route_id} not found")
+        return found

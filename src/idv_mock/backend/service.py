@@ -182,6 +182,7 @@ class Service(MovedNames):
             self._project_starts = dict(self._start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
             self.webhooks.clear()
+            self._core.routes.clear()
 
     def _restore(self, state: dict[str, Any]) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
@@ -220,6 +221,7 @@ class Service(MovedNames):
             del self._core.by_key[old.api_key]
             self._core.by_key[fresh.api_key] = fresh
             self.webhooks.clear(project_id)
+            self._core.routes.pop(project_id, None)
             self.forms.clear(project_id)
             return fresh
 

@@ -217,28 +217,43 @@ def run(
     service: Service | None = None,
     reset: bool = False,
     on_response: Callable[[httpx.Response], None] | None = None,
+    reset_all: bool = False,
 ) -> list[StepResult]:
     """Apply ``given`` and play the steps; one result per step (or one failed ``given``).
 
     Without ``base_url``: in-process, on ``service`` or a fresh one (``api_key`` is then
     the default project's key). With it (``http://host:port/v3``): against that server,
     ``given`` through its control API, ``api_key`` the default project's key there.
-    ``reset`` first calls ``POST /__admin/reset``; ``on_response`` sees every response.
+    ``reset`` first puts back the projects the scenario uses (``POST
+    /__admin/projects/{id}/reset`` for each one the server has), leaving the server's
+    others alone; ``reset_all`` first calls ``POST /__admin/reset`` (every project);
+    ``on_response`` sees every response.
     """
     with ExitStack() as stack:
         http, control = _connect(stack, base_url, api_key, service)
         if on_response is not None:
             http.event_hooks["response"] = [on_response]
-        if reset:
+        if reset or reset_all:
             try:
-                HttpControl(http).call("POST", "/__admin/reset")
+                _reset(HttpControl(http), scenario, reset_all)
             except (Refused, httpx.HTTPError) as exc:
                 return [StepResult("reset", False, (str(exc),))]
         results = _Runner(scenario, Given(control, scenario, api_key), http).run(stack)
-    if base_url is not None and not reset and results and results[0].name == "given":
+    if base_url is not None and not (reset or reset_all) and results and results[0].name == "given":
         hint = "the server may hold an earlier run's state: reset=True (--reset) starts afresh"
         results[0] = StepResult("given", False, (*results[0].problems, hint), line=results[0].line)
     return results
+
+
+def _reset(control: HttpControl, scenario: Scenario, everything: bool) -> None:
+    """Every project of the server back to its start, or only the scenario's (a project
+    an earlier run created goes back to how it was created)."""
+    if everything:
+        control.call("POST", "/__admin/reset")
+        return
+    for pid in scenario.projects:
+        if control.describe(pid) is not None:
+            control.call("POST", f"/__admin/projects/{pid}/reset")
 
 
 UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}

@@ -4,6 +4,8 @@ The list reads through ``serving.submission_page.plain_page``, the very function
 ``GET /v3/submission``, so a page here holds the items of the API's page for the same
 query and its "next" link carries the API's ``nextpageKey``. KYC result and "deleted" are
 not API filters: they narrow the items of that page, and the page says how many it hid.
+A submission id is the API's own single-id read (``submission_id``), pasted ids trimmed.
+A filter that matches nothing says so, naming the filters, rather than showing an empty table.
 """
 
 from __future__ import annotations
@@ -30,7 +32,16 @@ from idv_mock.web.dashboard.common import (
     shell,
 )
 
-API_PARAMS = ("userid", "email", "start_date", "end_date", "count", "nextpage_id", "nextpage_date")
+API_PARAMS = (
+    "submission_id",
+    "userid",
+    "email",
+    "start_date",
+    "end_date",
+    "count",
+    "nextpage_id",
+    "nextpage_date",
+)
 KYC_RESULTS = ("", "approved", "rejected", "pending")
 DELETED = ("any", "hide", "only")
 DELETED_STATUS = "Deleted Submission"
@@ -43,7 +54,8 @@ async def submissions(request: Request) -> Response:
     kyc, deleted = query.get("kyc", ""), query.get("deleted", "any")
     if kyc not in KYC_RESULTS or deleted not in DELETED:
         raise UiError(400, "kyc is approved, rejected or pending; deleted is any, hide or only")
-    params = {name: [query[name]] for name in API_PARAMS if query.get(name)}
+    given = {name: query.get(name, "").strip() for name in API_PARAMS}
+    params = {name: [value] for name, value in given.items() if value}
     doc = orjson.loads(plain_page(service(request), project, params))
     rows = [_row(item) for item in doc["Items"]]
     shown = [r for r in rows if _wanted(r, kyc, deleted)]
@@ -52,11 +64,29 @@ async def submissions(request: Request) -> Response:
         "rows": shown,
         "hidden": len(rows) - len(shown),
         "page_size": len(rows),
-        "filters": {name: query.get(name, "") for name in (*API_PARAMS, "kyc", "deleted")},
+        "filters": {**given, "kyc": kyc, "deleted": deleted},
+        "active": _active(given, kyc, deleted),
         "next_url": _next_url(request, doc.get("nextpageKey")),
         "first_url": _first_url(request),
     }
     return render(request, "submissions.html", context)
+
+
+FILTER_NAMES = {
+    "submission_id": "submission id",
+    "userid": "user id",
+    "email": "e-mail",
+    "start_date": "from",
+    "end_date": "to",
+    "kyc": "KYC result",
+    "deleted": "deleted",
+}
+
+
+def _active(given: dict[str, str], kyc: str, deleted: str) -> list[tuple[str, str]]:
+    """The filters in force, named as the form labels them (what "no match" lists)."""
+    values = {**given, "kyc": kyc, "deleted": "" if deleted == "any" else deleted}
+    return [(label, values[name]) for name, label in FILTER_NAMES.items() if values[name]]
 
 
 def _row(item: dict[str, Any]) -> dict[str, Any]:
