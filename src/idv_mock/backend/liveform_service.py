@@ -28,6 +28,7 @@ from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.time_service import Clocks
 from idv_mock.clock import iso, parse_instant, stamp
+from idv_mock.fake import codes
 from idv_mock.fake.factory import deep_merge
 
 Submission = dict[str, Any]
@@ -271,8 +272,7 @@ class HostedForm:
         # it came into being when the document step began, and was decided now
         began = parse_instant(str(detail.get("created_at", ""))) or at
         overrides.update(created_at=stamp(began), kyc_result_at=stamp(at), updated_at=stamp(at))
-        kyc = {"comment": [liveform_flow.TIMEOUT_TEXT], "commentCode": ["timeout"]}
-        overrides["kyc"] = {**kyc, "retry": []}
+        overrides["kyc"] = {**codes.reject("timeout"), "retry": []}
         sub = self._hosted_create(project, link, "rejected", overrides, only="rejected")
         if session is not None:
             session.step, session.kyc_status = "done", str(sub["kyc"]["result"])
@@ -311,16 +311,17 @@ class HostedForm:
             code = liveform_flow.choose(
                 form.get("retry_code") or "recognition_fail", events.RETRY_CODES, "retry_code"
             )
-            session.retries += 1
-            session.retry_code = code
-            session.step, session.notice = "document", "retry"
-            self._fire_flow(project, session, "retry", code)
-            return
+            if len(session.retry_codes) + 1 < codes.MAX_ATTEMPTS:
+                session.retry_codes.append(code)
+                session.retries = len(session.retry_codes)
+                session.step, session.notice = "document", "retry"
+                self._fire_flow(project, session, "retry", code)
+                return
+            outcome, reason = "rejected", codes.TOO_MANY  # the third failed attempt
         self._check_token(project, session.link)
         overrides = liveform_flow.submission_overrides(session)
-        overrides["kyc"] = liveform_flow.kyc_part(
-            outcome, reason, session.retries, session.retry_code
-        )
+        age_limit = float(project.options.get("policy_ageLimit") or 0) or None
+        overrides["kyc"] = liveform_flow.kyc_part(outcome, reason, session.retry_codes, age_limit)
         sub = self._hosted_create(project, session.link, outcome, overrides)
         project.schedule.remove("incomplete_timeout", submission_id=session.submission_id)
         session.kyc_status = str(sub["kyc"]["result"])
@@ -473,5 +474,4 @@ def _duplicate_rule(
     userid = link.get("userid")
     if link.get("rejectDuplicateUser") != "true" or not project.store.by_user.get(userid):
         return outcome, overrides
-    kyc = {"comment": [liveform_flow.DUPLICATE_TEXT], "commentCode": ["duplicate_user"]}
-    return "rejected", deep_merge(overrides, {"kyc": kyc})
+    return "rejected", deep_merge(overrides, {"kyc": codes.reject("duplicate_user")})
