@@ -381,8 +381,8 @@ class Service(MovedNames):
         found = project.store.dups.check(keys)
         sub["duplicated_users"] = found.users
         sub["duplicated_selfie_users"] = found.selfie_users
-        sub["duplicated_information"] = found.information
         sub["custom_duplicated_information"] = found.custom_information
+        sub = derive.identity_ids(sub, project.project_id)
         if validate:
             problems = schemas.errors("submission.json", sub)
             if problems:
@@ -421,6 +421,25 @@ class Service(MovedNames):
                 shaped.append(orjson.dumps(views.by_request_type(view, request_type)))
             return shaped, next_key
 
+    def applicants(self, project: Project, applicant_id: str) -> list[dict[str, str]]:
+        """GET /submission/applicant: the project's approved submissions carrying
+        ``applicant_id``, newest first, as ``{submission_id, duplicated_information,
+        email}`` (the vendor's order). The stored bytes are searched first, so only the
+        submissions that name the id are decoded."""
+        needle = b'"applicant_id":' + orjson.dumps(applicant_id)
+        with self._lock:
+            found = []
+            for sid, blob in project.store.blobs.items():
+                if needle not in blob:
+                    continue
+                sub = orjson.loads(blob)
+                approved = (sub.get("kyc") or {}).get("result") == "approved"
+                if sub.get("applicant_id") == applicant_id and approved and not sub.get("status"):
+                    found.append((str(sub.get("created_at", "")), sid, sub))
+            found.sort(reverse=True, key=lambda item: item[:2])
+            keys = ("submission_id", "duplicated_information", "email")
+            return [{k: str(sub.get(k) or "") for k in keys} for _, _, sub in found]
+
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
         """Apply PATCH properties; checks values, then the admin, then the submission.
         Answers the new version: changing it changes nothing stored (the store keeps no
@@ -454,6 +473,7 @@ class Service(MovedNames):
             if kinds:  # only identity and number edits change what duplicates are checked on
                 project.store.dups.update(sid, duplicates.keys_of(edited), kinds)
             new = derive.apply_masking(edited, project.options)
+            new = derive.identity_ids(new, project.project_id, before=old)
             new = self._edit_stamps(new, changes, admin, now)
             project.store.replace(new, shared=keep)
             self._fire_edit(project, old, new, admin, iso(moment), changes)
