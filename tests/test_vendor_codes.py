@@ -271,3 +271,31 @@ def test_the_docs_tables_match_the_code() -> None:
     ) == (GLARE, FACE)
     aml = doc_table("aml.md", "Value")
     assert list(aml) == list(schemas.enum("aml_status")) == ["Not Screened", "Red Flag"]
+
+
+def test_a_validator_from_the_openapi_document_accepts_a_vendor_webhook(idv_server: Any) -> None:
+    """The vendor sends no ``X-Idv-Event``: the document marks the mock's header optional,
+    so a request validator generated from it (headers, then body) takes the vendor's
+    ``rejected`` webhook as the vendor sends it (webhooks.md 5's fields)."""
+    from openapi_schema_validator import OAS31Validator
+
+    doc = httpx.get(f"{idv_server.root_url}/openapi.json").json()
+    vendor = {
+        "webhook_trigger": "rejected",
+        "kyc_result": {"status": "rejected", "comment": VENDOR_REJECT["timeout"],
+                       "updated_at": "2026-01-02T03:04:05.678Z", "commentCode": "timeout"},
+        "submission_id": "3f2a5c1e-0000-4000-8000-000000000001",
+        "email": "ann@example.com",
+        "userid": "user-1",
+    }  # fmt: skip
+    headers = {"content-type": "application/json"}  # and no X-Idv-Event
+    for trigger, item in doc["webhooks"].items():
+        params = item["post"]["parameters"]
+        assert [(p["name"], p["required"]) for p in params] == [("X-Idv-Event", False)]
+        missing = [p["name"] for p in params if p["required"] and p["name"] not in headers]
+        assert missing == [], trigger
+    body = doc["webhooks"]["rejected"]["post"]["requestBody"]["content"]["application/json"]
+    validator = OAS31Validator({**body["schema"], "components": doc["components"]})
+    assert list(validator.iter_errors(vendor)) == []
+    assert list(validator.iter_errors({**vendor, "kyc_result": {**vendor["kyc_result"],
+                                                                "commentCode": "underage"}}))  # fmt: skip
