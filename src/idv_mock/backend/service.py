@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -73,6 +73,9 @@ class ServiceConfig:
     server_port: int | None = None
     server_host: str = "127.0.0.1"
     allowed_webhook_hosts: tuple[str, ...] = ()
+    # a missing or wrong key: api-v3.md's errors, or the vendor's gateway 403 {"message":
+    # "Forbidden"} (a server setting: a wrong key names no project); PUT /__admin/settings
+    auth_errors: str = "api-v3"
 
 
 class Service(MovedNames):
@@ -83,6 +86,7 @@ class Service(MovedNames):
         config (the pytest plugin keeps one in pytest's cache), restored instead of seeding
         again: no Faker to load, and byte for byte what seeding would make."""
         self.config = cfg = config or ServiceConfig()
+        self.settings = self._checked_settings({"auth_errors": cfg.auth_errors})
         rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
         webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
         factory = SubmissionFactory(cfg.random_seed)
@@ -181,6 +185,7 @@ class Service(MovedNames):
             self._project_starts = dict(self._start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
             self.webhooks.clear()
+            self.settings = {"auth_errors": self.config.auth_errors}  # the serve flag's value
 
     def _restore(self, state: dict[str, Any]) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
@@ -207,6 +212,36 @@ class Service(MovedNames):
     def _configured(self, project: Project) -> Project:
         project.journal.size = self.config.journal_size
         return project
+
+    # --- server settings (PUT /__admin/settings) ---
+    SETTINGS: ClassVar[dict[str, tuple[str, ...]]] = {"auth_errors": ("api-v3", "gateway")}
+
+    def server_settings(self) -> dict[str, str]:
+        """The server-wide settings, as GET /__admin/settings answers them."""
+        with self._lock:
+            return dict(self.settings)
+
+    def update_settings(self, changes: dict[str, Any]) -> dict[str, str]:
+        """Change server settings (all or nothing); a reset puts back the config's values."""
+        with self._lock:
+            fresh = self._checked_settings({**self.settings, **changes})
+            self.changes += 1
+            self.settings = fresh
+            return dict(fresh)
+
+    def gateway_auth(self) -> bool:
+        """Whether a missing or wrong key answers the gateway's 403 (``auth_errors``)."""
+        return self.settings["auth_errors"] == "gateway"
+
+    @classmethod
+    def _checked_settings(cls, given: dict[str, Any]) -> dict[str, str]:
+        unknown = sorted(set(given) - set(cls.SETTINGS))
+        if unknown:
+            raise InvalidInput(f"unknown settings: {', '.join(unknown)}; known: auth_errors")
+        for name, allowed in cls.SETTINGS.items():
+            if given.get(name) not in allowed:
+                raise InvalidInput(f"{name} must be one of: {', '.join(allowed)}")
+        return {name: str(given[name]) for name in cls.SETTINGS}
 
     def reset_project(self, project_id: str) -> Project:
         """One project back to its start (seeded, imported, or as created); others untouched."""
