@@ -27,7 +27,7 @@ WATCHLIST = f"{PROJECT}/watchlist"
 WATCHLIST_SUBMISSIONS = f"{PROJECT}/watchlist-submissions"
 SUCCESS = "complete to search AML."
 RED_FLAG = "Red Flag"
-NO_MATCH = "No Match"
+NO_MATCH = "Not Screened"  # the vendor has no "No Match" (FAQ: "No Matches (Not Screened)")
 NOT_SCREENED = "Not Screened"
 OTHER_KEY = "other-key"
 

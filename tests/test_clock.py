@@ -254,7 +254,7 @@ def test_an_unfinished_form_turns_rejected_with_timeout(
     at = stamp(started + timedelta(hours=2))
     assert stored["kyc"]["result"] == "rejected"
     assert stored["kyc"]["commentCode"] == ["timeout"]
-    assert stored["kyc"]["comment"] == ["The verification was not completed in time."]
+    assert stored["kyc"]["comment"] == ["KYC rejected due to timeout."]  # the vendor's text
     assert (stored["created_at"], stored["kyc_result_at"]) == (stamp(started), at)
     assert stored["userid"] == "u-late"
     settle(live)

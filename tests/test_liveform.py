@@ -173,12 +173,12 @@ def test_document_fields_edited_by_the_applicant_are_stored(
 
 
 def test_rejected_flow_records_the_reason(client: httpx.Client, idv_service: Service) -> None:
-    done = walk(client, link({"userid": "u-rej"}), "rejected", reason="face_mismatch")
+    done = walk(client, link({"userid": "u-rej"}), "rejected", reason="under_ageLimit")
     kyc = sub_of(idv_service, done)["kyc"]
     assert (kyc["result"], kyc["commentCode"], kyc["comment"]) == (
         "rejected",
-        ["face_mismatch"],
-        ["The selfie does not match the ID photo."],
+        ["under_ageLimit"],  # the vendor's text, its 13 the project's age limit (19)
+        ["KYC is not accepted for individuals under 19 years old."],
     )
 
 

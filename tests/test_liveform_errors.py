@@ -90,6 +90,9 @@ def test_expired_start_valid_until_comes_before_a_closed_project(
 def test_the_third_same_capture_error_is_a_loop_page(
     client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
 ) -> None:
+    """The third failed capture rejects the submission (``too_many_retry``, three tries in
+    all); when it was the same error all three times the applicant is sent to the loop
+    page instead of the result, and the flow does not go on."""
     page = open_link(client, link({"userid": "u-loop"}))
     for form in ({"agree": "on"}, {"country": "KOR"}, {"id_type": "passport"}, {}, {}):
         page = post(client, page, form)
@@ -108,22 +111,33 @@ def test_the_third_same_capture_error_is_a_loop_page(
     )
     again = client.get(str(page.url))  # the flow does not go on
     assert urlsplit(again.headers["location"]).path == "/error-page/loop-image-quality"
-    idv_webhook_receiver.wait_for(3)
+    idv_webhook_receiver.wait_for(4)
     assert idv_service.webhooks.wait_idle()
-    triggers = [i.body["webhook_trigger"] for i in idv_webhook_receiver.received]
-    assert triggers == ["created", "retry", "retry"]  # no retry offered the third time
+    bodies = [i.body for i in idv_webhook_receiver.received]
+    assert [b["webhook_trigger"] for b in bodies] == ["created", "retry", "retry", "rejected"]
+    assert bodies[-1]["kyc_result"]["commentCode"] == "too_many_retry"
 
 
-def test_different_errors_do_not_add_up_to_a_loop(client: httpx.Client) -> None:
-    page = open_link(client, link({}))
+def test_different_errors_do_not_add_up_to_a_loop(
+    client: httpx.Client, idv_service: Service, idv_webhook_receiver: Any
+) -> None:
+    """Three different failures reject with ``too_many_retry`` as well, but show the
+    form's own end, not a loop page."""
+    page = open_link(client, link({"userid": "u-mixed"}))
     for form in ({"agree": "on"}, {"country": "KOR"}, {"id_type": "passport"}, {}, {}):
         page = post(client, page, form)
-    for code in ("glare_detected", "missing_name", "glare_detected", "missing_name"):
+    for code in ("glare_detected", "missing_name"):
         page = post(client, page, {"outcome": "approved", "fail_once": "on", "retry_code": code})
         assert step_of(page) == "document"
         page = post(client, post(client, page, {}), {})
     r = client.post(
-        str(page.url), data={"outcome": "approved", "fail_once": "on", "retry_code": "missing_name"}
+        str(page.url), data={"outcome": "approved", "fail_once": "on", "retry_code": "expired_id"}
     )
-    assert urlsplit(r.headers["location"]).path == "/error-page/loop-ocr"
-    assert shown(client.get(BASE + r.headers["location"]).text, "error-code") == "LO-30001"
+    assert not urlsplit(r.headers.get("location", "")).path.startswith("/error-page/")
+    idv_webhook_receiver.wait_for(4)
+    assert idv_service.webhooks.wait_idle()
+    last = idv_webhook_receiver.received[-1].body
+    assert (last["webhook_trigger"], last["kyc_result"]["commentCode"]) == (
+        "rejected",
+        "too_many_retry",
+    )

@@ -384,7 +384,7 @@ def test_aml_requests_screen_and_store_the_result() -> None:
             assert result["message"] == "complete to search AML."
             assert result["raw_data"]["threshold"] == body.get("amlThreshold", 80)
             aml = stored(service, body["submissionId"])["aml"]
-            assert aml["currentstatus"] == result["result"] in ("Red Flag", "No Match")
+            assert aml["currentstatus"] == result["result"] in ("Red Flag", "Not Screened")
 
         check()
 

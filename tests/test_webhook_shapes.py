@@ -98,10 +98,11 @@ def test_fields_with_no_value_are_left_out() -> None:
 
 
 def test_rejected_strings_are_the_first_of_the_arrays() -> None:
-    kyc = {"result": "rejected", "comment": ["First.", "Second."], "commentCode": ["a", "b"]}
+    codes = ["expired_id", "other"]
+    kyc = {"result": "rejected", "comment": ["First.", "Second."], "commentCode": codes}
     sub = make_submission({"kyc": kyc}, seed=2)
     result = events.rejected_event(sub).payload["kyc_result"]
-    assert (result["comment"], result["commentCode"]) == ("First.", "a")
+    assert (result["comment"], result["commentCode"]) == ("First.", "expired_id")
 
 
 def test_webhook_times_are_iso_8601() -> None:

@@ -14,7 +14,9 @@ Options (command line > environment > ini > default): ``--idv-mock-seed-count``
 (``IDV_MOCK_RANDOM_SEED``, ``idv_mock_random_seed``, 0), ``--idv-mock-host``
 (``IDV_MOCK_HOST``, ``idv_mock_host``, 127.0.0.1), ``--idv-mock-port``
 (``IDV_MOCK_PORT``, ``idv_mock_port``, 0 = a free port), ``--idv-mock-clock``
-(``IDV_MOCK_CLOCK``, ``idv_mock_clock``, tick: the clock mode of every project).
+(``IDV_MOCK_CLOCK``, ``idv_mock_clock``, tick: the clock mode of every project),
+``--idv-mock-auth-errors`` (``IDV_MOCK_AUTH_ERRORS``, ``idv_mock_auth_errors``, api-v3; or
+gateway: a missing or wrong key answers 403 ``{"message": "Forbidden"}``).
 
 ``--idv-resilience`` runs the selected tests once per resilience profile instead (each in a
 subprocess with ``IDV_MOCK_PROFILE`` set, which the fixtures apply to every project they
@@ -44,6 +46,7 @@ OPTIONS = {
     "host": ("127.0.0.1", "address of the idv_server fixture's server"),
     "port": ("0", "port of the idv_server fixture's server (0: a free port)"),
     "clock": ("tick", "the projects' clock mode: tick, wall or frozen (docs/time.md)"),
+    "auth_errors": ("api-v3", "a missing or wrong key: api-v3 (its error) or gateway (403)"),
 }
 MARKERS = (
     "idv_scenario(name_or_path): load a scenario's `given` state before the test "

@@ -143,7 +143,15 @@ def idv_service_config(pytestconfig: pytest.Config) -> ServiceConfig:
         random_seed=int(_option(pytestconfig, "random_seed")),
         clock_mode=_clock_mode(pytestconfig),
         webhook_backoff=(0.1, 0.2),
+        auth_errors=_auth_errors(pytestconfig),
     )
+
+
+def _auth_errors(config: pytest.Config) -> str:
+    given = _option(config, "auth_errors")
+    if given not in ("api-v3", "gateway"):
+        raise pytest.UsageError(f"idv-mock auth_errors: {given!r} is not api-v3 or gateway")
+    return given
 
 
 def _clock_mode(config: pytest.Config) -> str:

@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--webhook-url", default=None, help="the default project's webhook URL (none)"
     )
     serve.add_argument(
+        "--auth-errors",
+        choices=("api-v3", "gateway"),
+        default="api-v3",
+        help="a missing or wrong x-api-key: api-v3: each call's own error (default); "
+        'gateway: the vendor gateway\'s 403 {"message": "Forbidden"} (PUT /__admin/settings '
+        "changes it; a reset puts this value back)",
+    )
+    serve.add_argument(
         "--state-file",
         default=None,
         help="load the state from this file at start (if present); save it at once, "
@@ -442,6 +450,7 @@ def serve(args: argparse.Namespace) -> int:
         server_port=args.port,
         server_host=args.host,
         allowed_webhook_hosts=tuple(args.allow_webhook_host),
+        auth_errors=args.auth_errors,
     )
     service = Service(config)
     service.watch_clocks()  # what falls due on a ticking or wall clock happens on time

@@ -293,6 +293,8 @@ GENERIC = Family(
     (
         Entry("not_found", "Not Found", 404),
         Entry("method_not_allowed", "Method Not Allowed", 405),
+        # the vendor's gateway for a missing or wrong key (server setting auth_errors: gateway)
+        Entry("gateway_forbidden", "Forbidden", 403),
         Entry("payload_too_large", "Request body too large (limit 1 MiB)", 413),
         Entry("admin_payload_too_large", "Request body too large (limit {})", 413),
         Entry("headers_too_large", "Request header fields too large (limit 16 KiB)", 431),

@@ -161,7 +161,7 @@ def test_the_plugin_helper_walks_each_outcome(page: Any, idv_server: Any) -> Non
     """``walk_liveform`` as an integrator calls it: one call per outcome, a retry first."""
     for userid, outcome, reason, retry in [
         ("u-h-approved", "approved", None, False),
-        ("u-h-rejected", "rejected", "face_mismatch", False),
+        ("u-h-rejected", "rejected", "blacklistCountry", False),
         ("u-h-pending", "pending", None, False),
         ("u-h-retry", "approved", None, True),
     ]:

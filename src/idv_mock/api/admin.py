@@ -267,6 +267,10 @@ def _clear_journal(request: Request, body: dict[str, Any]) -> Any:
 
 ROUTES: dict[str, dict[str, Handler]] = {
     "/__admin/reset": {"POST": reset},
+    "/__admin/settings": {
+        "GET": _call(lambda r, b: service_of(r).server_settings()),
+        "PUT": _call(lambda r, b: service_of(r).update_settings(b)),
+    },
     "/__admin/projects": {"GET": list_projects, "POST": create_project},
     "/__admin/projects/{project_id}": {"GET": get_project, "PATCH": update_project},
     "/__admin/projects/{project_id}/submissions": {"POST": create_submission},

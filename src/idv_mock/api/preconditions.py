@@ -114,8 +114,12 @@ STEPS: tuple[Step, ...] = (
 
 
 async def run_steps(request: Request, family: Family) -> Response | None:
-    """Every step that applies, in order: an answer of one ends the call before its handler."""
+    """Every step that applies, in order: an answer of one ends the call before its handler.
+    First, with the server setting ``auth_errors: gateway``, a missing or wrong key gets the
+    vendor's gateway answer, 403 ``{"message": "Forbidden"}``, on every call."""
     project, has_body = project_of(request), says_body(request.scope)
+    if project is None and service_of(request).gateway_auth():
+        raise GENERIC.error("gateway_forbidden")  # the fast lane never answers an unknown key
     for step in STEPS:
         if step.applies(project, has_body):
             answered = await step.run(request, family)

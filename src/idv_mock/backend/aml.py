@@ -14,7 +14,9 @@ if TYPE_CHECKING:  # matching (rapidfuzz's tables, the built-in list) loads with
     from idv_mock.aml.screening import Entry, Match, Subject
 
 RED_FLAG = "Red Flag"
-NO_MATCH = "No Match"
+# no match at or above the threshold: the vendor's "No Matches (Not Screened)" (FAQ), the
+# value its samples show; ID check sends nothing but these two
+NO_MATCH = "Not Screened"
 DEFAULT_MONITORING_THRESHOLD = 80
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import unicodedata
 from typing import Any
 
 Submission = dict[str, Any]
@@ -66,4 +68,46 @@ def derive(sub: Submission, options: dict[str, Any], project_options: dict[str, 
     kyc = sub.get("kyc")
     if isinstance(kyc, dict) and kyc.get("result") == "pending" and not sub.get("pending_at"):
         sub["pending_at"] = sub.get("kyc_result_at") or sub.get("created_at") or ""
+    return sub
+
+
+# --- the vendor's duplicate-check ids (gaps.md "Values an integrator branches on") ---
+PERSON_FIELDS = ("full_name", "date_of_birth", "gender", "nationality")
+
+
+def person(sub: Submission) -> tuple[str, ...] | None:
+    """The four values both ids are made from, normalised (NFKC, case and spacing of the
+    name; upper-case nationality), or None when one is not known."""
+    data = sub.get("data") or {}
+    name, birth, gender, nationality = (str(data.get(k) or "") for k in PERSON_FIELDS)
+    four = (
+        " ".join(unicodedata.normalize("NFKC", name).casefold().split()),
+        birth.strip(),
+        gender.strip().casefold(),
+        nationality.strip().upper(),
+    )
+    return four if all(four) else None
+
+
+def opaque_id(*parts: str) -> str:
+    """24 hex digits no one can read the parts back from (the vendor's ids are opaque)."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
+
+def identity_ids(sub: Submission, project_id: str, before: Submission | None = None) -> Submission:
+    """``duplicated_information`` (the same four values give the same id within a project;
+    ``""`` when one is not known) and ``applicant_id`` (the four plus a selfie: one id for
+    the same person's submissions; without them the vendor's "random" id, here one drawn
+    from the submission id, so it stays put). ``applicant_id`` is given once a submission
+    is approved (vendor: "only for approved KYC submissions") and then kept (``before``:
+    the submission before an edit), following its data."""
+    four = person(sub)
+    sub["duplicated_information"] = opaque_id("information", project_id, *four) if four else ""
+    approved = (sub.get("kyc") or {}).get("result") == "approved"
+    if approved or (before is not None and before.get("applicant_id")):
+        selfie = (sub.get("image") or {}).get("selfieImage")
+        basis = four if four and selfie else (str(sub["submission_id"]),)
+        sub["applicant_id"] = opaque_id("applicant", project_id, *basis)
+    else:
+        sub["applicant_id"] = ""
     return sub

@@ -57,7 +57,6 @@ def keys_of(sub: dict[str, Any]) -> list[Key]:
 class Findings:
     users: list[str]
     selfie_users: list[str]
-    information: str
     custom_information: str
 
 
@@ -75,7 +74,6 @@ class DuplicateIndex:
         """What existing submissions a new one with these keys duplicates."""
         users: list[str] = []
         selfies: list[str] = []
-        info: list[str] = []
         custom: list[str] = []
         for key in keys:
             found = self.entries.get(key, ())
@@ -88,10 +86,7 @@ class DuplicateIndex:
                 custom.append(key[1])
             else:
                 users.extend(found)
-                info.append("name,birth,nationality" if kind == IDENTITY else ID_NUMBER)
-        return Findings(
-            self._ordered(users), self._ordered(selfies), ",".join(info), ",".join(custom)
-        )
+        return Findings(self._ordered(users), self._ordered(selfies), ",".join(custom))
 
     def add(self, sid: str, keys: Iterable[Key]) -> None:
         self.seq.setdefault(sid, len(self.seq))

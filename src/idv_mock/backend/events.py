@@ -169,12 +169,14 @@ def _with_cf(sub: Submission, *pairs: tuple[str, Any]) -> dict[str, Any]:
 
 
 # --- submission triggers ---
-def _reference(sub: Submission) -> tuple[tuple[str, Any], ...]:
+def _reference(sub: Submission, applicant: bool = False) -> tuple[tuple[str, Any], ...]:
     """What ``submit`` and ``rejected`` say of the submission after their own head, in the
-    vendor's order: who it is without personal data."""
+    vendor's order: who it is without personal data (``applicant``: with ``applicant_id``,
+    as the vendor's ``rejected`` sample, when the submission has one: once approved)."""
     return (
         ("submission_id", sub["submission_id"]),
         ("duplicated_information", sub.get("duplicated_information")),
+        ("applicant_id", sub.get("applicant_id") if applicant else None),
         ("email", sub.get("email")),
         ("cf", _cf(sub)),
         ("userid", sub.get("userid")),
@@ -253,7 +255,7 @@ def rejected_event(sub: Submission, hidden: list[str] | None = None, style: str 
         (
             ("webhook_trigger", "rejected"),
             ("kyc_result", result),
-            *_reference(sub),
+            *_reference(sub, applicant=True),
         )
     )
     return Event("rejected", _project(payload, sub, hidden, style))

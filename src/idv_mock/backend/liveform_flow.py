@@ -17,17 +17,13 @@ from typing import Any
 from idv_mock.backend.events import FAIL_CODES
 from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
 from idv_mock.backend.liveform import Link, TokenUse
+from idv_mock.fake import codes
 
 STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")
 OUTCOMES = ("approved", "rejected", "pending")
-# rejection reasons offered by the tester panel: commentCode -> kyc.comment
-REASONS = {
-    "other": "Document image is unclear.",
-    "expired_id": "The ID document has expired.",
-    "face_mismatch": "The selfie does not match the ID photo.",
-    "underage": "The applicant is under the age limit.",
-    "too_many_retry": "Too many retries.",
-}
+# rejection reasons offered by the tester panel: the vendor's reject codes (the comment
+# is the vendor's text for each, ``fake.codes``)
+REASONS = codes.REJECT_CODES
 # the document step's editable OCR fields (submission data keys)
 DOCUMENT_FIELDS = (
     *("full_name", "first_name", "last_name", "date_of_birth", "gender"),
@@ -35,8 +31,6 @@ DOCUMENT_FIELDS = (
 )
 DATE_FIELDS = ("date_of_birth", "idcard_issueDate", "idcard_expireDate")
 REQUIRED_FIELDS = ("full_name", "date_of_birth", "documentNumber")
-TIMEOUT_TEXT = "The verification was not completed in time."  # option incomplete_timeout_seconds
-DUPLICATE_TEXT = "The user has already submitted a verification."  # rejectDuplicateUser=true
 MAX_SESSIONS = 1000  # oldest dropped: a long demo cannot grow the state without end
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -62,7 +56,7 @@ class Session:
     created_at: str = ""  # that moment (the submission's ``created_at`` from then on)
     document: dict[str, str] = field(default_factory=dict)
     retries: int = 0
-    retry_code: str = ""  # the last step redone's reason (``retry``'s ``retryCode``)
+    retry_codes: list[str] = field(default_factory=list)  # each retry's ``retryCode``
     notice: str = ""  # ``retry`` after a failed recognition
     ip: str = ""  # the applicant's address as the form saw it
     kyc_status: str = ""
@@ -213,24 +207,15 @@ def injected(
     }
 
 
-def kyc_part(outcome: str, reason: str, retries: int, retry_code: str = "") -> dict[str, Any]:
-    """The submission's ``kyc`` as the tester panel decided it."""
+def kyc_part(
+    outcome: str, reason: str, retry_codes: list[str], age_limit: float | None = None
+) -> dict[str, Any]:
+    """The submission's ``kyc`` as the tester panel decided it: ``retry_codes``, the
+    reason of each retry the applicant was asked for, in order."""
     rejected = outcome == "rejected"
-    retry = [
-        {
-            "type": "step1",
-            "retryCnt": i,
-            "retryCode": retry_code or "recognition_fail",
-            "retryMessage": "The ID card could not be recognised. Please try again.",
-        }
-        for i in range(1, retries + 1)
-    ]
-    return {
-        "result": outcome,
-        "comment": [REASONS[reason]] if rejected else [],
-        "commentCode": [reason] if rejected else [],
-        "retry": retry,
-    }
+    reasons = codes.reject(reason, age_limit) if rejected else {"comment": [], "commentCode": []}
+    retry = [codes.retry_entry(n, code) for n, code in enumerate(retry_codes, 1)]
+    return {"result": outcome, **reasons, "retry": retry}
 
 
 # what the tester panel may enter as the applicant's answers (nothing stands in for them)
@@ -272,7 +257,7 @@ def incomplete_view(session: Session) -> dict[str, Any]:
     sub["submission_id"] = session.submission_id
     sub.update(created_at=session.created_at, updated_at=session.created_at)
     sub.update({k: link.values[k] for k in ("userid",) if k in link.values})
-    retry = kyc_part("", "", session.retries, session.retry_code)["retry"]
+    retry = kyc_part("", "", session.retry_codes)["retry"]
     sub["kyc"] = {"comment": [], "commentCode": [], "attempts": [], "retry": retry}
     if link.get("token"):
         sub["tokenId"] = link.get("token")

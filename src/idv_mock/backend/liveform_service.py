@@ -28,6 +28,7 @@ from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.time_service import Clocks
 from idv_mock.clock import client_time, iso, parse_instant, stamp
+from idv_mock.fake import codes
 from idv_mock.fake.factory import deep_merge
 
 Submission = dict[str, Any]
@@ -276,12 +277,11 @@ class HostedForm:
         # it came into being when the document step began, and was decided now
         began = parse_instant(str(detail.get("created_at", ""))) or at
         overrides.update(created_at=stamp(began), kyc_result_at=stamp(at), updated_at=stamp(at))
-        kyc = {"comment": [liveform_flow.TIMEOUT_TEXT], "commentCode": ["timeout"]}
-        retries = session.retries if session else 0
-        code = session.retry_code if session else ""
-        overrides["kyc"] = {**kyc, "retry": liveform_flow.kyc_part("", "", retries, code)["retry"]}
+        retry_codes = session.retry_codes if session else []
+        retry = liveform_flow.kyc_part("", "", retry_codes)["retry"]
+        overrides["kyc"] = {**codes.reject("timeout"), "retry": retry}
         # the attempts it made: each redone one, and the last when its selfie was taken
-        tries = retries + (1 if session is not None and session.step == "tester" else 0)
+        tries = len(retry_codes) + (1 if session is not None and session.step == "tester" else 0)
         sent: list[str] = []
         sub = self._hosted_create(
             project, link, "rejected", overrides, only="rejected", sent=sent, tries=tries
@@ -325,26 +325,31 @@ class HostedForm:
                 form.get("retry_code") or "recognition_fail", events.RETRY_CODES, "retry_code"
             )
             loop = liveform_flow.count_failure(session, code)
-            if loop:  # the same error a third time: the loop page, no further retry
-                raise Refused(loop, known=session.link.returned())
-            session.retries += 1
-            session.retry_code = code
-            session.step, session.notice = "document", "retry"
-            self._fire_flow(project, session, "retry", code)
-            return
+            if len(session.retry_codes) + 1 < codes.MAX_ATTEMPTS:
+                session.retry_codes.append(code)
+                session.retries = len(session.retry_codes)
+                session.step, session.notice = "document", "retry"
+                self._fire_flow(project, session, "retry", code)
+                return
+            # the third failed attempt rejects (too_many_retry); when it was the same
+            # error all three times the applicant sees the loop page instead of the result
+            outcome, reason = "rejected", codes.TOO_MANY
+        else:
+            loop = ""
         self._check_token(project, session.link)
         overrides = liveform_flow.submission_overrides(session)
         overrides = deep_merge(overrides, liveform_flow.entered(form))
-        overrides["kyc"] = liveform_flow.kyc_part(
-            outcome, reason, session.retries, session.retry_code
-        )
+        age_limit = float(project.options.get("policy_ageLimit") or 0) or None
+        overrides["kyc"] = liveform_flow.kyc_part(outcome, reason, session.retry_codes, age_limit)
         if session.created_at:  # it came into being when the document step began
             overrides["created_at"] = session.created_at
-        tries = session.retries + 1
+        tries = len(session.retry_codes) + 1
         sub = self._hosted_create(project, session.link, outcome, overrides, tries=tries)
         project.schedule.remove("incomplete_timeout", submission_id=session.submission_id)
         session.kyc_status = str(sub["kyc"]["result"])
         session.step = "done"
+        if loop:
+            raise Refused(loop, known=session.returned())
 
     _STEP_HANDLERS: ClassVar[
         dict[str, Callable[[HostedForm, Project, Session, dict[str, str]], None]]
@@ -543,5 +548,4 @@ def _duplicate_rule(
     userid = link.get("userid")
     if link.get("rejectDuplicateUser") != "true" or not project.store.by_user.get(userid):
         return outcome, overrides
-    kyc = {"comment": [liveform_flow.DUPLICATE_TEXT], "commentCode": ["duplicate_user"]}
-    return "rejected", deep_merge(overrides, {"kyc": kyc})
+    return "rejected", deep_merge(overrides, {"kyc": codes.reject("duplicate_user")})

@@ -69,6 +69,7 @@ class RecordCalls:
                 project.store.dups.update(sid, duplicates.keys_of(new), kinds)
             new = derive.apply_masking(new, project.options)
             new = _decided(new, status, comment, stamp(moment))
+            new = derive.identity_ids(new, project.project_id, before=old)
             if fields:
                 new["updateHistory"] = {"updateAdmin": admin, "updateTime": stamp(moment)}
             project.store.replace(new)
@@ -131,6 +132,7 @@ class RecordCalls:
             sub = self.create(project, overrides)
             bare = {k: v for k, v in sub.items() if k not in NOT_MIGRATED}
             bare["image"] = {slot: "" for slot in images.SLOTS}
+            bare = derive.identity_ids(bare, project.project_id)  # no selfie to compare
             bare["recognition_score"] = bare["service_score"] = ""
             project.store.replace(bare)
             result = str(bare["kyc"]["result"])

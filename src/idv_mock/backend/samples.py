@@ -22,7 +22,8 @@ def make_submission(
     """One complete, schema-valid Faker submission, ``overrides`` deep-merged over it.
 
     Derived fields follow a project with default (or the given) ``options``; there is no
-    store, so duplicate fields stay empty. Use ``Service.create_submission`` for those.
+    store, so the duplicate lists stay empty (the duplicate-check ids are made as a
+    project named ``factory`` would make them). Use ``Service.create_submission`` for those.
     """
     project = Project.from_input(
         {"project_id": "factory", "api_key": "factory-key", "options": options or {}},
@@ -30,4 +31,5 @@ def make_submission(
     )
     overrides = overrides or {}
     raw = SubmissionFactory(seed).build(when, overrides, userid=overrides.get("userid"))
-    return derive.derive(deep_merge(raw, overrides), project.options, project.project_options())
+    sub = derive.derive(deep_merge(raw, overrides), project.options, project.project_options())
+    return derive.identity_ids(sub, project.project_id)

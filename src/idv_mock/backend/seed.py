@@ -3,7 +3,7 @@
 Over the 120 days before the clock's start: new applicants, returning users who submit
 again (same user id and identity, so ``duplicated_users`` fills), different people sharing
 one e-mail, re-used selfies, approved and rejected results, and AML either screened with
-no match or not yet screened.
+no match or not yet screened (``Not Screened`` both: the vendor's value for no match).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _screened(factory: SubmissionFactory) -> dict[str, Any]:
     if factory.rng.random() < 0.4:
         return {}
     return {
-        "risk_level_summary": "No Match",
-        "currentstatus": "No Match",
+        "risk_level_summary": "Not Screened",  # the vendor's value for no match
+        "currentstatus": "Not Screened",
         "raw_data": {"threshold": 80, "matchCount": 0},
     }

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -73,6 +73,9 @@ class ServiceConfig:
     server_port: int | None = None
     server_host: str = "127.0.0.1"
     allowed_webhook_hosts: tuple[str, ...] = ()
+    # a missing or wrong key: api-v3.md's errors, or the vendor's gateway 403 {"message":
+    # "Forbidden"} (a server setting: a wrong key names no project); PUT /__admin/settings
+    auth_errors: str = "api-v3"
 
 
 class Service(MovedNames):
@@ -83,6 +86,7 @@ class Service(MovedNames):
         config (the pytest plugin keeps one in pytest's cache), restored instead of seeding
         again: no Faker to load, and byte for byte what seeding would make."""
         self.config = cfg = config or ServiceConfig()
+        self.settings = self._checked_settings({"auth_errors": cfg.auth_errors})
         rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
         webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
         factory = SubmissionFactory(cfg.random_seed)
@@ -183,6 +187,7 @@ class Service(MovedNames):
             self.factory.reseed(self.config.random_seed + POST_SEED)
             self.webhooks.clear()
             self._core.routes.clear()
+            self.settings = {"auth_errors": self.config.auth_errors}  # the serve flag's value
 
     def _restore(self, state: dict[str, Any]) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
@@ -209,6 +214,36 @@ class Service(MovedNames):
     def _configured(self, project: Project) -> Project:
         project.journal.size = self.config.journal_size
         return project
+
+    # --- server settings (PUT /__admin/settings) ---
+    SETTINGS: ClassVar[dict[str, tuple[str, ...]]] = {"auth_errors": ("api-v3", "gateway")}
+
+    def server_settings(self) -> dict[str, str]:
+        """The server-wide settings, as GET /__admin/settings answers them."""
+        with self._lock:
+            return dict(self.settings)
+
+    def update_settings(self, changes: dict[str, Any]) -> dict[str, str]:
+        """Change server settings (all or nothing); a reset puts back the config's values."""
+        with self._lock:
+            fresh = self._checked_settings({**self.settings, **changes})
+            self.changes += 1
+            self.settings = fresh
+            return dict(fresh)
+
+    def gateway_auth(self) -> bool:
+        """Whether a missing or wrong key answers the gateway's 403 (``auth_errors``)."""
+        return self.settings["auth_errors"] == "gateway"
+
+    @classmethod
+    def _checked_settings(cls, given: dict[str, Any]) -> dict[str, str]:
+        unknown = sorted(set(given) - set(cls.SETTINGS))
+        if unknown:
+            raise InvalidInput(f"unknown settings: {', '.join(unknown)}; known: auth_errors")
+        for name, allowed in cls.SETTINGS.items():
+            if given.get(name) not in allowed:
+                raise InvalidInput(f"{name} must be one of: {', '.join(allowed)}")
+        return {name: str(given[name]) for name in cls.SETTINGS}
 
     def reset_project(self, project_id: str) -> Project:
         """One project back to its start (seeded, imported, or as created); others untouched."""
@@ -405,8 +440,8 @@ class Service(MovedNames):
         found = project.store.dups.check(keys)
         sub["duplicated_users"] = found.users
         sub["duplicated_selfie_users"] = found.selfie_users
-        sub["duplicated_information"] = found.information
         sub["custom_duplicated_information"] = found.custom_information
+        sub = derive.identity_ids(sub, project.project_id)
         if validate:
             problems = schemas.errors("submission.json", sub)
             if problems:
@@ -461,6 +496,25 @@ class Service(MovedNames):
             return []
         return [orjson.dumps(views.by_request_type(view, request_type))]
 
+    def applicants(self, project: Project, applicant_id: str) -> list[dict[str, str]]:
+        """GET /submission/applicant: the project's approved submissions carrying
+        ``applicant_id``, newest first, as ``{submission_id, duplicated_information,
+        email}`` (the vendor's order). The stored bytes are searched first, so only the
+        submissions that name the id are decoded."""
+        needle = b'"applicant_id":' + orjson.dumps(applicant_id)
+        with self._lock:
+            found = []
+            for sid, blob in project.store.blobs.items():
+                if needle not in blob:
+                    continue
+                sub = orjson.loads(blob)
+                approved = (sub.get("kyc") or {}).get("result") == "approved"
+                if sub.get("applicant_id") == applicant_id and approved and not sub.get("status"):
+                    found.append((str(sub.get("created_at", "")), sid, sub))
+            found.sort(reverse=True, key=lambda item: item[:2])
+            keys = ("submission_id", "duplicated_information", "email")
+            return [{k: str(sub.get(k) or "") for k in keys} for _, _, sub in found]
+
     def edit(self, project: Project, sid: str, admin: str, changes: dict[str, str]) -> Submission:
         """Apply PATCH properties; checks values, then the admin, then the submission.
         Answers the new version: changing it changes nothing stored (the store keeps no
@@ -494,6 +548,7 @@ class Service(MovedNames):
             if kinds:  # only identity and number edits change what duplicates are checked on
                 project.store.dups.update(sid, duplicates.keys_of(edited), kinds)
             new = derive.apply_masking(edited, project.options)
+            new = derive.identity_ids(new, project.project_id, before=old)
             new = self._edit_stamps(new, changes, admin, now)
             project.store.replace(new, shared=keep)
             self._fire_edit(project, old, new, admin, iso(moment), changes)

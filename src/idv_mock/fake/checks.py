@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.clock import iso, stamp
+from idv_mock.fake import codes
 from idv_mock.fake.draws import Draws
 
 # where a nationality is no ISO 3166-1 alpha-3 code (the control API stores any three
@@ -28,25 +29,13 @@ class CheckParts(Draws):
         if tries is None:
             tries = self.rng.choices((1, 2, 3), cum_weights=(6, 9, 10))[0]  # 6:3:1
         attempts = [self._attempt(i + 1, ident, when, sid) for i in range(tries)]
-        retry = [
-            {
-                "type": "step1",
-                "retryCnt": i,
-                "retryCode": "recognition_fail",
-                "retryMessage": "The ID card could not be recognised. Please try again.",
-            }
-            for i in range(1, tries)
-        ]
+        retry = [codes.retry_entry(i, "recognition_fail") for i in range(1, tries)]
         rejected = result == "rejected"
-        code = "too_many_retry" if rejected and tries == 3 else "other"
-        text = "Too many retries." if code == "too_many_retry" else "Document image is unclear."
-        return {
-            "result": result,
-            "comment": [text] if rejected else [],
-            "commentCode": [code] if rejected else [],
-            "attempts": attempts,
-            "retry": retry,
-        }
+        # three tries that end rejected: the third failed (the vendor's three-attempt rule);
+        # fewer: a reviewer's decision (``other``, the values api-v3.md has seen)
+        code = codes.TOO_MANY if tries == codes.MAX_ATTEMPTS else "other"
+        reason = codes.reject(code) if rejected else {"comment": [], "commentCode": []}
+        return {"result": result, **reason, "attempts": attempts, "retry": retry}
 
     def _attempt(self, n: int, ident: dict[str, str], when: datetime, sid: str) -> dict[str, Any]:
         start = when - timedelta(seconds=90 * (4 - n))

@@ -284,7 +284,7 @@ class SubmissionFactory(CheckParts):
             "service_score": f"{self.score(60, 99.9):.2f}",
             "duplicated_information": "",
             "custom_duplicated_information": "",
-            "applicant_id": self.hex(24),
+            "applicant_id": self.hex(24),  # replaced by the project's (derive.identity_ids)
             "created_at": stamp(when),
             "kyc_result_at": stamp(kyc_at),
             "updated_at": stamp(kyc_at),

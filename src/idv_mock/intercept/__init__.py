@@ -53,7 +53,9 @@ class Mock:
     ``service``: serve this one instead of a fresh one (not closed at the end). Project
     options of the fresh one's default project: ``api_key``, ``admin``, ``seed_count``,
     ``random_seed``, ``clock`` (``tick``, ``wall`` or ``frozen``: its clock mode; advance it
-    with ``service.project_clock("default").advance(...)``). ``passthrough=False``: a call
+    with ``service.project_clock("default").advance(...)``), ``auth_errors`` (``api-v3``, or
+    ``gateway``: a missing or wrong key answers 403 ``{"message": "Forbidden"}``; the server
+    setting of ``PUT /__admin/settings``). ``passthrough=False``: a call
     to any other URL raises :class:`UnmockedRequestError` naming it.
     ``raise_app_exceptions=False``: an exception inside the app answers 500 instead of
     reaching the caller.
@@ -71,6 +73,7 @@ class Mock:
         seed_count: int | None = None,
         random_seed: int | None = None,
         clock: str | None = None,
+        auth_errors: str | None = None,
     ) -> None:
         texts = (base_urls,) if isinstance(base_urls, str) else tuple(base_urls)
         if not texts:
@@ -82,6 +85,7 @@ class Mock:
             "seed_count": seed_count,
             "random_seed": random_seed,
             "clock_mode": clock,
+            "auth_errors": auth_errors,
         }
         given = {name: value for name, value in project.items() if value is not None}
         if service is not None and given:

@@ -3,7 +3,8 @@
 ``webhook_payloads()`` draws a payload of any trigger (or of the ones named), built by the
 same code that sends them (``idv_mock.backend.events``) from a drawn submission, so a
 handler tested with it sees every shape, with and without optional fields, with and
-without a projection: the fields with no value left out, or a projection's null.
+without a projection: the fields with no value left out, or a projection's null; a
+rejection carries any of the vendor's reject codes with its comment text.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from idv_mock.backend import events
 from idv_mock.backend.projections import FIELDS
 from idv_mock.backend.samples import make_submission
 from idv_mock.clock import iso, stamp
+from idv_mock.fake import codes
 
 S = st.SearchStrategy
 TRIGGERS: tuple[str, ...] = tuple(events.SCHEMAS)
@@ -40,6 +42,7 @@ def webhook_payloads(triggers: Sequence[str] | None = None) -> S[dict[str, Any]]
         style=st.sampled_from(("omit", "null")),
         attempts=st.integers(1, 5),
         retry_code=st.sampled_from(events.RETRY_CODES),
+        reject_code=st.sampled_from(codes.REJECT_CODES),
         fail_code=st.sampled_from(events.FAIL_CODES),
         condition=st.sampled_from(("count", "time")),
         when=_WHEN,
@@ -54,13 +57,15 @@ def _payload(
     style: str,
     attempts: int,
     retry_code: str,
+    reject_code: str,
     fail_code: str,
     condition: str,
     when: float,
 ) -> dict[str, Any]:
     moment = datetime.fromtimestamp(when, tz=timezone.utc)
     result = {"approved": "approved", "rejected": "rejected"}.get(trigger, result)
-    sub = make_submission({"kyc": {"result": result}}, seed=seed)
+    reason = codes.reject(reject_code) if result == "rejected" else {}
+    sub = make_submission({"kyc": {"result": result, **reason}}, seed=seed)
     if hidden is not None:
         sub["projection"] = {"projectionId": f"p-{seed}", "projectionName": "drawn"}
     flow = {**sub["data"], "userid": sub["userid"], "tokenId": sub["tokenId"]}
