@@ -1,0 +1,195 @@
+"""Issue 39, over HTTP: no script in the form's pages, no control call from a browser's
+script, no clock advance or state import that stalls the server, no webhook reply that
+fills memory, no forged dashboard write."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from jinja2 import ChainableUndefined
+from markupsafe import escape
+from pytest_idv_mock.fixtures import serve_in_thread
+
+from conftest import free_port
+from idv_mock import Service, ServiceConfig, create_app
+
+HOSTILE = "<img src=x onerror=alert(1)>\"'</text><script>alert(2)</script>"
+KEY = {"x-api-key": "mock-api-key"}
+JSON_TYPE = {"content-type": "application/json"}
+TEMPLATES = Path(__file__).resolve().parents[1] / "src" / "idv_mock" / "web" / "templates"
+
+
+class Live:
+    """The mock served on a known port, its service knowing that port (as ``serve`` does)."""
+
+    def __init__(self, seed_count: int = 3, **app: Any) -> None:
+        self.port = free_port()
+        config = ServiceConfig(
+            seed_count=seed_count, webhook_backoff=(0.01, 0.01), server_port=self.port
+        )
+        self.service = Service(config)
+        self.app = create_app(self.service, bound_host="127.0.0.1", **app)
+        self.base = f"http://127.0.0.1:{self.port}"
+        self._serving = serve_in_thread(self.app, host="127.0.0.1", port=self.port)
+
+    def __enter__(self) -> Live:
+        self._serving.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._serving.__exit__(None, None, None)
+        self.service.close()
+
+
+@pytest.fixture
+def live() -> Iterator[Live]:
+    with Live() as server:
+        yield server
+
+
+# --- 1. script injection: escaping, CSP, the control API from a browser ---
+
+
+class Hostile(ChainableUndefined):
+    """Every value a template reads that the test did not give: hostile markup, whatever
+    is asked of it (an attribute, an item, a call, an iteration, a comparison)."""
+
+    def __str__(self) -> str:
+        return HOSTILE
+
+    def __html__(self) -> str:  # escaped only when the template escapes (Jinja's own undefined
+        return str(escape(HOSTILE))  # says it is markup, as if it were safe)
+
+    def __iter__(self) -> Iterator[Any]:
+        yield Hostile(name="item")
+        yield Hostile(name="item")
+
+    def __len__(self) -> int:
+        return 2
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return Hostile(name="called")
+
+    def __lt__(self, other: Any) -> bool:
+        return False
+
+    __gt__ = __le__ = __ge__ = __lt__
+
+    def __add__(self, other: Any) -> Any:
+        return Hostile(name="sum")
+
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __mod__ = __floordiv__ = __add__
+
+    def __int__(self) -> int:
+        return 2
+
+    __hash__ = object.__hash__
+
+
+def test_every_template_escapes_hostile_values_of_every_field() -> None:
+    from starlette.requests import Request
+
+    from idv_mock.web import i18n
+    from idv_mock.web.pages import templates
+
+    env = templates.env.overlay(undefined=Hostile)
+    dumps = {"sort_keys": True, "default": str}  # tojson of a hostile value: its text
+    env.policies = {**templates.env.policies, "json.dumps_kwargs": dumps}
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": [], "query_string": b""}
+    names = sorted(p.relative_to(TEMPLATES).as_posix() for p in TEMPLATES.rglob("*.*"))
+    assert "liveform/_document.svg" in names and len(names) > 20
+    for name in names:
+        page = {"request": Request(scope), "t": i18n.labels("en"), "lang": "en"}
+        text = env.get_template(name).render(page)
+        assert "<img src=x" not in text and "<script>alert" not in text, name
+        assert "&lt;img src=x onerror=alert(1)&gt;" in text or name == "base.html", name
+
+
+def document_step(client: httpx.Client) -> str:
+    """The URL of a fresh session's document step."""
+    page = client.get("/liveform/?pid=default&userid=u-xss", follow_redirects=True)
+    forms = {"consent": {"agree": "on"}, "country": {"country": "KOR"}}
+    forms["id_type"] = {"id_type": "passport"}
+    while (step := page.url.path.rsplit("/", 1)[-1]) != "document":
+        page = client.post(str(page.url), data=forms[step], follow_redirects=True)
+    return str(page.url)
+
+
+def test_a_refused_document_step_echoes_no_markup_and_forbids_inline_script(
+    live: Live,
+) -> None:
+    with httpx.Client(base_url=live.base) as client:
+        url = document_step(client)
+        for field in ("full_name", "documentNumber", "idcard_issueDate", "first_name"):
+            r = client.post(url, data={field: HOSTILE, "date_of_birth": "bad"})
+            assert r.status_code in (200, 400), r.text
+            assert "<img src=x" not in r.text and "<script>alert" not in r.text, field
+            assert "&lt;img src=x onerror=alert(1)&gt;" in r.text, field
+        policy = r.headers["content-security-policy"]
+        script = re.search(r"script-src ([^;]*)", policy)
+        assert script is not None and script.group(1) == "'self'", policy
+        assert client.get(url).headers["content-security-policy"] == policy
+
+
+def test_no_page_carries_inline_script(live: Live) -> None:
+    with httpx.Client(base_url=live.base) as client:
+        pages = [client.get(document_step(client))]
+        pages += [client.get(f"/__admin/ui{p}") for p in ("/", "/submissions", "/webhooks")]
+    for page in pages:
+        assert page.status_code == 200
+        assert "content-security-policy" in page.headers
+        assert re.findall(r"<script(?![^>]*\bsrc=)[^>]*>", page.text) == [], page.url
+    assert 'src="/static/dashboard-live.js"' in pages[1].text
+
+
+BROWSER_FETCH = {
+    "Sec-Fetch-Site": "same-origin",
+    "Sec-Fetch-Mode": "cors",
+    "Sec-Fetch-Dest": "empty",
+}
+NAVIGATION = {"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+REFUSED_SCRIPT = {
+    "message": "A script in a browser may not use the control API: send the header "
+    "x-idv-mock-admin-token (see --admin-token), or use the dashboard",
+    "errors": [],
+}
+
+
+def test_a_script_of_the_forms_origin_cannot_drive_the_control_api(live: Live) -> None:
+    url = f"{live.base}/__admin/projects?show_keys=true"
+    r = httpx.get(url, headers=BROWSER_FETCH)
+    assert (r.status_code, r.json()) == (403, REFUSED_SCRIPT)
+    assert "mock-api-key" not in r.text
+    own = {"Origin": live.base, **BROWSER_FETCH}
+    r = httpx.post(f"{live.base}/__admin/reset", headers={**own, **JSON_TYPE}, json={})
+    assert (r.status_code, r.json()) == (403, REFUSED_SCRIPT)
+    live.service.create_project({"project_id": "kept", "api_key": "kept-key"})
+    r = httpx.post(f"{live.base}/__admin/reset", headers={"Origin": live.base})  # no Sec-Fetch
+    assert r.status_code == 403
+    assert "kept" in live.service.project_ids()
+    # a person opening the URL sees the projects, but never the keys
+    assert httpx.get(f"{live.base}/__admin/projects", headers=NAVIGATION).status_code == 200
+    r = httpx.get(url, headers=NAVIGATION)
+    assert r.status_code == 403 and "mock-api-key" not in r.text
+    # curl, the CLI and tests send none of these: unchanged
+    assert "mock-api-key" in httpx.get(url).text
+    sandbox = httpx.get(f"{live.base}/__admin/projects").headers["content-security-policy"]
+    assert sandbox.startswith("sandbox")
+
+
+def test_the_admin_token_in_a_header_lets_a_browsers_script_in() -> None:
+    with Live(admin_token="s3cret-token") as server:
+        url = f"{server.base}/__admin/projects?show_keys=true"
+        cookie = {"Cookie": "idv_mock_admin_token=s3cret-token"}
+        assert httpx.get(url, headers={**BROWSER_FETCH, **cookie}).status_code == 403
+        header = {"x-idv-mock-admin-token": "s3cret-token"}
+        r = httpx.get(url, headers={**BROWSER_FETCH, **header})
+        assert r.status_code == 200 and "mock-api-key" in r.text
