@@ -193,3 +193,56 @@ def test_the_admin_token_in_a_header_lets_a_browsers_script_in() -> None:
         header = {"x-idv-mock-admin-token": "s3cret-token"}
         r = httpx.get(url, headers={**BROWSER_FETCH, **header})
         assert r.status_code == 200 and "mock-api-key" in r.text
+
+
+# --- 2. clock advances: bounded work and answer whatever the span ---
+
+
+def monitored_project(service: Service, records: int) -> None:
+    """Project ``busy``: ``records`` monitored records, a search cycle every second."""
+    options = {"clock_mode": "frozen", "monitoring_cycle_seconds": 1}
+    spec = {"project_id": "busy", "api_key": "busy-key", "admins": ["a@example.com"]}
+    service.create_project({**spec, "options": options})
+    service.create_worklist("busy", {"id": "wl", "name": "all"})
+    sids = []
+    for i in range(records):
+        data = {"full_name": f"Person Number{i}", "date_of_birth": "1980-01-01"}
+        sids.append(
+            service.create_submission("busy", {"kyc": {"result": "approved"}, "data": data})
+        )
+    service.screening.monitor(
+        service.project("busy"), "wl", [s["submission_id"] for s in sids], "a@example.com"
+    )
+
+
+def test_a_clock_advance_lists_at_most_1000_rules_and_counts_them_all(live: Live) -> None:
+    monitored_project(live.service, 20)
+    url = f"{live.base}/__admin/projects/busy/clock"
+    start = httpx.get(url).json()["now"]
+    r = httpx.post(f"{url}/advance", json={"seconds": 86400}, timeout=60)
+    assert r.status_code == 200
+    answer = r.json()
+    assert (len(answer["fired"]), answer["fired_count"]) == (1000, 86400)
+    assert answer["fired"][0]["what"] == "monitoring_cycle"
+    assert [f["webhooks"] for f in answer["fired"]] == [[]] * 1000
+    year = httpx.post(f"{url}/advance", json={"seconds": 31536000}, timeout=60).json()
+    assert (len(year["fired"]), year["fired_count"]) == (1000, 31536000)
+    (due,) = httpx.get(url).json()["due"]
+    assert due == {
+        "at": _plus(start, 86400 + 31536000 + 1),
+        "what": "monitoring_cycle",
+        "worklist_id": "wl",
+    }
+    # a new entry is screened at the next cycle, as before
+    entry = {"entry_id": "E-1", "list": "pep", "name": "Person Number3", "nationality": "KOR"}
+    live.service.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
+    after = httpx.post(f"{url}/advance", json={"seconds": 2}).json()
+    assert after["fired_count"] == 2 and after["fired"][0]["webhooks"] == []
+
+
+def _plus(instant: str, seconds: int) -> str:
+    from datetime import timedelta
+
+    from idv_mock.clock import iso, parse_iso
+
+    return iso(parse_iso(instant) + timedelta(seconds=seconds))

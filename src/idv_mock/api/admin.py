@@ -206,12 +206,20 @@ async def remove_faults(request: Request) -> Response:
     return json_response({"removed": service_of(request).remove_faults(_pid(request), fault_id)})
 
 
-def _call(operation: Callable[[Request, dict[str, Any]], Any], status: int = 200) -> Handler:
-    """A handler that runs ``operation(request, body)`` and renders its result."""
+def _call(
+    operation: Callable[[Request, dict[str, Any]], Any], status: int = 200, threaded: bool = False
+) -> Handler:
+    """A handler that runs ``operation(request, body)`` and renders its result; ``threaded``:
+    in a worker thread, for an operation that may run long (a clock advance's catch-up takes
+    the lock in slices), so the event loop keeps answering meanwhile."""
 
     async def handler(request: Request) -> Response:
         raw = await request.body()
         body = await _object_body(request) if raw.strip() else {}
+        if threaded:
+            from starlette.concurrency import run_in_threadpool
+
+            return json_response(await run_in_threadpool(operation, request, body), status)
         return json_response(operation(request, body), status)
 
     return handler
@@ -311,7 +319,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "GET": _call(lambda r, b: service_of(r).clocks.describe(_pid(r))),
     },
     "/__admin/projects/{project_id}/clock/advance": {
-        "POST": _call(lambda r, b: service_of(r).clocks.advance(_pid(r), b)),
+        "POST": _call(lambda r, b: service_of(r).clocks.advance(_pid(r), b), threaded=True),
     },
     "/__admin/projects/{project_id}/faults": {
         "GET": list_faults,

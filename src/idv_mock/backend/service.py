@@ -102,7 +102,9 @@ class Service(MovedNames):
         # what each kind of due item does when a project's clock reaches it (README "Time")
         self.clocks.on("token_expiry", self.liveform.expire_token)
         self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
-        self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
+        self.clocks.on(
+            "monitoring_cycle", self.screening.monitoring_cycle, self.screening.idle_cycle
+        )
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
         # Start states as snapshots sharing the stored JSON with the live state (stored
