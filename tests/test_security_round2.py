@@ -5,6 +5,9 @@ fills memory, no forged dashboard write."""
 from __future__ import annotations
 
 import re
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,8 @@ from pytest_idv_mock.fixtures import serve_in_thread
 
 from conftest import free_port
 from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.receiver import WebhookReceiver
+from idv_mock.webhooks import SETTLED
 
 HOSTILE = "<img src=x onerror=alert(1)>\"'</text><script>alert(2)</script>"
 KEY = {"x-api-key": "mock-api-key"}
@@ -246,3 +251,126 @@ def _plus(instant: str, seconds: int) -> str:
     from idv_mock.clock import iso, parse_iso
 
     return iso(parse_iso(instant) + timedelta(seconds=seconds))
+
+
+# --- 3. webhook receivers cannot hold the server ---
+
+
+class SlowReceiver:
+    """A webhook receiver on a raw socket: it reads the request, then answers ``reply`` a
+    few bytes at a time every ``pause`` seconds, forever if ``endless``; it notes when the
+    mock closed the connection."""
+
+    def __init__(self, reply: bytes, pause: float, step: int = 1, endless: bool = False) -> None:
+        self.reply, self.pause, self.step, self.endless = reply, pause, step, endless
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/hook"
+        self.closed = threading.Event()  # the mock closed a connection
+        self.stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            sent = 0
+            try:
+                while not self.stop.is_set() and (self.endless or sent < len(self.reply)):
+                    part = self.reply[sent % len(self.reply) :][: self.step]
+                    conn.sendall(part)
+                    sent += len(part)
+                    if self.pause:
+                        time.sleep(self.pause)
+            except OSError:
+                self.closed.set()
+                return
+        self.closed.set()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.server.close()
+
+
+def hooked(service: Service, pid: str, url: str) -> None:
+    service.create_project({"project_id": pid, "api_key": f"{pid}-key"})
+    service.update_project(pid, {"options": {"webhook_url": url}})
+    service.create_submission(pid, {"kyc": {"result": "approved"}}, fire_webhooks=True)
+
+
+def settled(service: Service, pid: str, wait: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        found = service.webhooks.deliveries(pid)
+        if found and all(d["status"] in SETTLED for d in found):
+            return found[0]
+        time.sleep(0.05)
+    raise AssertionError(f"not settled: {service.webhooks.deliveries(pid)}")
+
+
+def test_a_webhook_reply_is_read_up_to_64_kib() -> None:
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n"
+    chunk = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+    endless = SlowReceiver(head + chunk * 4096, pause=0, step=len(head + chunk))  # 256 MiB
+    service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=20))
+    try:
+        hooked(service, "big", endless.url)
+        delivery = settled(service, "big")
+    finally:
+        service.close()
+        endless.close()
+    (attempt,) = delivery["attempts"]
+    assert delivery["status"] == "delivered"
+    assert (attempt["reply_bytes"], attempt["reply_truncated"]) == (65536, True)
+
+
+def test_a_trickling_receiver_meets_the_attempts_total_deadline() -> None:
+    trickle = SlowReceiver(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", pause=0.2)
+    service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=1))
+    try:
+        hooked(service, "slow", trickle.url)
+        delivery = settled(service, "slow")
+    finally:
+        service.close()
+        trickle.close()
+    (attempt,) = delivery["attempts"]
+    assert delivery["status"] == "failed"
+    assert attempt["error"] == "TimeoutError: no complete answer within 1 s"
+
+
+def test_a_reset_ends_the_deliveries_in_flight() -> None:
+    trickle = SlowReceiver(b"HTTP/1.1 200 OK\r\n", pause=0.5, endless=True)
+    service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=60))
+    try:
+        hooked(service, "slow", trickle.url)
+        while service.webhooks.deliveries("slow")[0]["status"] != "sending":
+            time.sleep(0.02)
+        service.reset()
+        assert trickle.closed.wait(10)  # the connection is closed, not left to its 60 s
+        assert service.webhooks.wait_idle(10)
+    finally:
+        service.close()
+        trickle.close()
+
+
+def test_slow_receivers_of_four_projects_do_not_delay_another_projects_webhook() -> None:
+    trickles = [SlowReceiver(b"HTTP/1.1 200 OK\r\n", pause=0.5, endless=True) for _ in range(5)]
+    service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=60))
+    try:
+        with WebhookReceiver() as receiver:
+            for n, trickle in enumerate(trickles):
+                hooked(service, f"slow{n}", trickle.url)
+            hooked(service, "quick", receiver.url)
+            assert settled(service, "quick", 20)["status"] == "delivered"
+            sending = [service.webhooks.deliveries(f"slow{n}")[0]["status"] for n in range(5)]
+            assert sending == ["sending"] * 5  # still trickling
+    finally:
+        service.close()
+        for trickle in trickles:
+            trickle.close()
