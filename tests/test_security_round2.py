@@ -18,7 +18,7 @@ from jinja2 import ChainableUndefined
 from markupsafe import escape
 from pytest_idv_mock.fixtures import serve_in_thread
 
-from conftest import free_port
+from conftest import ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.receiver import WebhookReceiver
 from idv_mock.webhooks import SETTLED
@@ -374,3 +374,31 @@ def test_slow_receivers_of_four_projects_do_not_delay_another_projects_webhook()
         service.close()
         for trickle in trickles:
             trickle.close()
+
+
+# --- 4. CORS never opens the control API but to origins named exactly ---
+
+
+def test_cors_star_opens_v3_but_never_the_control_api(service: Service) -> None:
+    from starlette.testclient import TestClient
+
+    named = "http://localhost:3000"
+    with TestClient(create_app(service, cors_origins=["*", named])) as client:
+        any_page = {"origin": "http://any.test", "Sec-Fetch-Mode": "cors"}
+        r = client.get("/v3/submission?count=1", headers={**KEY, **any_page})
+        assert r.headers["access-control-allow-origin"] == "*"
+        for path in ("/__admin/state", "/__admin/projects?show_keys=true"):
+            r = client.get(path, headers={"origin": "http://any.test"})  # an old browser
+            assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
+            assert "mock-api-key" not in r.text
+        preflight = {"origin": "http://any.test", "access-control-request-method": "POST"}
+        r = client.options("/__admin/reset", headers=preflight)
+        assert "access-control-allow-origin" not in r.headers
+        r = client.get("/__admin/projects", headers={"origin": named, "Sec-Fetch-Mode": "cors"})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == named
+
+
+def test_serve_warns_about_cors_star() -> None:
+    with ServeProcess("--cors-origin", "*", "--seed-count", "1") as server:
+        output = server.stop()
+    assert "idv-mock serve: warning: --cors-origin '*' lets any web page call /v3" in output

@@ -101,8 +101,8 @@ class Exposure:
         passed = host is None or (self.guarded and self.accepts(token))
         if not passed and not self.host_allowed(host or ""):
             return ("host_not_allowed", _shown(host or ""))
-        if scope["method"] not in SAFE_METHODS:
-            origin = self._foreign_origin(scope)
+        if scope["method"] not in SAFE_METHODS or _header(scope, b"origin") is not None:
+            origin = self._foreign_origin(scope)  # a read that says its origin: checked too
             if origin is not None:
                 return ("foreign_origin", origin)
         if self.guarded and not path.startswith(EXEMPT) and not self.accepts(token):
