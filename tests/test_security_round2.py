@@ -402,3 +402,49 @@ def test_serve_warns_about_cors_star() -> None:
     with ServeProcess("--cors-origin", "*", "--seed-count", "1") as server:
         output = server.stop()
     assert "idv-mock serve: warning: --cors-origin '*' lets any web page call /v3" in output
+
+
+# --- 5. dashboard writes: the server's own origin, a token only the server can make ---
+
+
+def page_token(browser: httpx.Client) -> str:
+    found = re.search(r'name="form_token" value="([^"]+)"', browser.get("/__admin/ui/").text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_a_planted_form_token_cookie_fails(live: Live) -> None:
+    url = f"{live.base}/__admin/ui/projects/default/reset"
+    live.service.create_submission("default", {})
+    planted = "A" * 32  # what a page on another port of localhost set for every path
+    with httpx.Client(base_url=live.base, cookies={"idv_mock_form_token": planted}) as browser:
+        r = browser.post(url, data={"form_token": planted})
+        assert r.status_code == 403 and "anti-forgery token" in r.text
+        fresh = page_token(browser)  # the page replaces the planted cookie with its own
+        assert fresh != planted
+    assert live.service.submission_counts() == {"default": 4}
+
+
+def test_dashboard_writes_only_from_the_servers_own_origin(live: Live) -> None:
+    url = f"{live.base}/__admin/ui/projects/default/reset"
+    live.service.create_submission("default", {})
+    with httpx.Client(base_url=live.base) as browser:
+        form = {"form_token": page_token(browser)}
+        other_port = {"Origin": f"http://127.0.0.1:{live.port + 1}"}
+        cross = {"Origin": live.base, "Sec-Fetch-Site": "cross-site"}
+        same_site = {"Origin": live.base, "Sec-Fetch-Site": "same-site"}
+        for headers in (other_port, cross, same_site, {"Origin": f"https://127.0.0.1:{live.port}"}):
+            r = browser.post(url, data=form, headers=headers)
+            assert r.status_code == 403, headers
+            assert "Cross-site request refused" in r.text
+        assert live.service.submission_counts() == {"default": 4}
+        own = {"Origin": live.base, "Sec-Fetch-Site": "same-origin"}
+        assert browser.post(url, data=form, headers=own).status_code == 303
+    assert live.service.submission_counts() == {"default": 3}
+
+
+def test_an_allowed_origin_marked_cross_site_is_refused(live: Live) -> None:
+    headers = {"Origin": f"http://localhost:{live.port}", "Sec-Fetch-Site": "cross-site"}
+    r = httpx.get(f"{live.base}/__admin/projects", headers=headers)
+    assert r.status_code == 403
+    assert r.json()["message"].startswith("Cross-site request refused: a page of origin")

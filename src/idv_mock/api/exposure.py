@@ -105,6 +105,10 @@ class Exposure:
             origin = self._foreign_origin(scope)  # a read that says its origin: checked too
             if origin is not None:
                 return ("foreign_origin", origin)
+        if is_page(path) and scope["method"] not in SAFE_METHODS:
+            origin = _not_own(scope)
+            if origin is not None:
+                return ("foreign_origin", origin)
         if self.guarded and not path.startswith(EXEMPT) and not self.accepts(token):
             return ("admin_token_required",)
         if not is_page(path) and self._browser_without_token(scope):
@@ -150,9 +154,11 @@ class Exposure:
         """The origin of a cross-site write, or None when it is this server's own (or not
         said: curl, scripts and tests send no ``Origin``)."""
         origin = _header(scope, b"origin")
+        site = _header(scope, b"sec-fetch-site")
+        if site == "cross-site":  # the browser says so: refused whatever Origin claims
+            return _shown(origin or "(cross-site)")
         if origin is None:
-            site = _header(scope, b"sec-fetch-site")
-            return "(cross-site)" if site == "cross-site" else None
+            return None
         if origin in self.origins:  # named with --cors-origin (never by "*")
             return None
         parts = urlsplit(origin)
@@ -167,6 +173,20 @@ class Exposure:
         if not (self.token and given):
             return False
         return hmac.compare_digest(given.encode(), self.token.encode())  # any text, no TypeError
+
+
+def _not_own(scope: Scope) -> str | None:
+    """The origin of a dashboard form's post when it is not this server's own (scheme, host
+    and port, as the request's ``Host`` names it), or the browser marks it from another
+    site (another port of the same host is ``same-site``); None when it is (or not said)."""
+    site = _header(scope, b"sec-fetch-site")
+    origin = _header(scope, b"origin")
+    if site in ("cross-site", "same-site"):
+        return _shown(origin or f"({site})")
+    if origin is None:
+        return None
+    own = f"{scope.get('scheme', 'http')}://{(_header(scope, b'host') or '').lower()}"
+    return None if origin.lower() == own else _shown(origin)
 
 
 def is_page(path: str) -> bool:
