@@ -448,3 +448,40 @@ def test_an_allowed_origin_marked_cross_site_is_refused(live: Live) -> None:
     r = httpx.get(f"{live.base}/__admin/projects", headers=headers)
     assert r.status_code == 403
     assert r.json()["message"].startswith("Cross-site request refused: a page of origin")
+
+
+# --- 6. a state import leaves other calls answered meanwhile ---
+
+
+def test_other_calls_are_answered_while_a_state_is_imported(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from idv_mock.backend import snapshots
+
+    state = httpx.get(f"{live.base}/__admin/state").content
+    answered, copying = threading.Event(), threading.Event()
+    real_clone = snapshots.clone
+
+    def clone(project: Any) -> Any:  # the import's copy waits until another call is answered
+        copying.set()
+        answered.wait(10)
+        return real_clone(project)
+
+    monkeypatch.setattr(snapshots, "clone", clone)
+    result: list[int] = []
+    put = threading.Thread(
+        target=lambda: result.append(
+            httpx.put(
+                f"{live.base}/__admin/state", content=state, headers=JSON_TYPE, timeout=60
+            ).status_code
+        )
+    )
+    put.start()
+    try:
+        assert copying.wait(30)
+        r = httpx.get(f"{live.base}/v3/submission?count=1", headers=KEY, timeout=5)
+        assert r.status_code == 200  # answered while the import is under way
+    finally:
+        answered.set()
+        put.join()
+    assert result == [200]

@@ -27,8 +27,12 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 async def _json_body(request: Request, depth: int = MAX_DEPTH) -> Any:
+    return _parsed(await request.body(), depth)
+
+
+def _parsed(raw: bytes, depth: int) -> Any:
     try:
-        return parse_json(await request.body(), depth)
+        return parse_json(raw, depth)
     except ValueError as exc:
         deep = str(exc) in (DEPTH_MESSAGE, STATE_MESSAGE)
         message = str(exc) if deep else "the body must be JSON"
@@ -182,10 +186,21 @@ async def export_state(request: Request) -> Response:
 
 
 async def import_state(request: Request) -> Response:
-    state = await _object_body(request, STATE_DEPTH)  # what any call stored comes back
+    """Parsed, checked and built in a worker thread, outside the service's lock, then
+    swapped in at once: a large state (150 MB) leaves other calls answered meanwhile."""
+    from starlette.concurrency import run_in_threadpool
+
+    raw = await request.body()
     service = service_of(request)
-    service.import_state(state, give=True)  # parsed here for it alone: no copy
+    await run_in_threadpool(_import_state, service, raw)
     return json_response(_summary(service, "state imported"))
+
+
+def _import_state(service: Any, raw: bytes) -> None:
+    state = _parsed(raw, STATE_DEPTH)  # what any call stored comes back
+    if not isinstance(state, dict):
+        raise _bad("the body must be a JSON object")
+    service.import_state(state, give=True)  # parsed here for it alone: no copy
 
 
 async def add_fault(request: Request) -> Response:

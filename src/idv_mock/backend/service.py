@@ -192,15 +192,21 @@ class Service(MovedNames):
             raise InvalidInput("two projects share an api_key")
         if len({p.project_id for p in projects}) != len(projects):
             raise InvalidInput("two projects share a project_id")
+        with no_gc():  # the live copies are made outside the lock too: only the swap is in
+            live = [self._configured(snapshots.clone(p)) for p in projects]
         with self._lock:
             self.changes += 1
-            self._install(Clock.restore(state["clock"]), projects)
+            self._install(Clock.restore(state["clock"]), projects, live)
             self._project_starts = {p.project_id: p for p in projects}
 
-    def _install(self, clock: Clock, starts: list[Project]) -> None:
-        """Live copies of ``starts`` become the whole state."""
-        with no_gc():
-            projects = [self._configured(snapshots.clone(p)) for p in starts]
+    def _install(
+        self, clock: Clock, starts: list[Project], live: list[Project] | None = None
+    ) -> None:
+        """Live copies of ``starts`` (``live``, made already) become the whole state."""
+        if live is None:
+            with no_gc():
+                live = [self._configured(snapshots.clone(p)) for p in starts]
+        projects = live
         self.clock = clock
         self.projects = {p.project_id: p for p in projects}
         self._core.by_key = {p.api_key: p for p in projects}
