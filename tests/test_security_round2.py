@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -485,3 +486,81 @@ def test_other_calls_are_answered_while_a_state_is_imported(
         answered.set()
         put.join()
     assert result == [200]
+
+
+# --- 7. the epoch's range, IPv6 receivers, ids after a reset ---
+
+
+def test_the_last_epoch_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    import orjson
+
+    state = orjson.dumps(Service(ServiceConfig(seed_count=1)).export_state()).decode()
+    header = '{"sha256": "' + "0" * 64 + '", "epoch": ' + str(10**18 - 1) + "}"
+    text = '{"state_file": ' + header + ", " + state[1:]
+    path = tmp_path / "state.json"
+    path.write_text(text)
+    with pytest.raises(RuntimeError) as found, ServeProcess("--state-file", str(path)):
+        pass
+    assert "state_file.epoch is 999999999999999999, the last one" in str(found.value)
+    assert path.read_text() == text  # not rewritten: the next start reads it as before
+
+
+class V6Server(HTTPServer):
+    address_family = socket.AF_INET6
+
+
+def test_an_ipv6_literal_receiver_is_configured_and_checked_like_any(live: Live) -> None:
+    got: list[bytes] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(self.rfile.read(int(self.headers["content-length"])))
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = V6Server(("::1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://[::1]:{server.server_address[1]}/hook"
+    admin = f"{live.base}/__admin/projects/default"
+    try:
+        r = httpx.patch(admin, json={"options": {"webhook_url": url}})
+        assert r.status_code == 200, r.text
+        live.service.create_submission(
+            "default", {"kyc": {"result": "approved"}}, fire_webhooks=True
+        )
+        delivery = settled(live.service, "default")
+        assert delivery["status"] == "delivered" and len(got) == 1
+        own = f"http://[::1]:{live.port}/__admin/reset"  # the server itself: refused
+        assert httpx.patch(admin, json={"options": {"webhook_url": own}}).status_code == 200
+        live.service.webhooks.clear("default")
+        live.service.create_submission(
+            "default", {"kyc": {"result": "approved"}}, fire_webhooks=True
+        )
+        (attempt,) = settled(live.service, "default")["attempts"]
+        assert attempt["error"].startswith("refused: ::1")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_ids_given_out_before_a_reset_are_not_given_out_after_it(live: Live) -> None:
+    url = f"{live.base}/__admin/projects/default/submissions"
+    seeded = httpx.get(f"{live.base}/v3/submission?count=10", headers=KEY).json()
+
+    def new_ids() -> list[str]:
+        made = [httpx.post(url, json={"kyc": {"result": "approved"}}) for _ in range(3)]
+        assert all(r.status_code == 201 for r in made), made[0].text
+        return [r.json()["submission_id"] for r in made]
+
+    given = set(new_ids())
+    for _ in range(3):
+        assert httpx.post(f"{live.base}/__admin/reset").status_code == 200
+        again = httpx.get(f"{live.base}/v3/submission?count=10", headers=KEY).json()
+        assert again == seeded  # the seeded start is the same after every reset
+        fresh = set(new_ids())
+        assert not fresh & given
+        given |= fresh

@@ -175,13 +175,16 @@ class Service(MovedNames):
         opened = iso(self.clock.peek())
         project.monitoring.add(Worklist(DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, True, opened))
 
-    def reset(self) -> None:
-        """Back to the state right after start-up (seeded default project only)."""
+    def reset(self, *, new_ids: bool = True) -> None:
+        """Back to the state right after start-up (seeded default project only). The ids
+        handed out after it never repeat those handed out before it in this run (the count
+        of resets is mixed into them); ``new_ids=False`` (the pytest plugin's reset before
+        each test) gives every test the same ids, whatever ran before."""
         with self._lock:
             self.changes += 1
             self._install(Clock.restore(self._start_clock), list(self._start.values()))
             self._project_starts = dict(self._start)
-            self.factory.reseed(self.config.random_seed + POST_SEED)
+            self.factory.reseed(self.config.random_seed + POST_SEED, new_ids=new_ids)
             self.webhooks.clear()
 
     def _restore(self, state: dict[str, Any]) -> None:
