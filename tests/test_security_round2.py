@@ -267,6 +267,7 @@ class SlowReceiver:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/hook"
         self.closed = threading.Event()  # the mock closed a connection
+        self.accepted = threading.Event()  # the mock connected
         self.stop = threading.Event()
         threading.Thread(target=self._serve, daemon=True).start()
 
@@ -276,6 +277,7 @@ class SlowReceiver:
                 conn, _ = self.server.accept()
             except OSError:
                 return
+            self.accepted.set()
             threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
 
     def _answer(self, conn: socket.socket) -> None:
@@ -350,8 +352,7 @@ def test_a_reset_ends_the_deliveries_in_flight() -> None:
     service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=60))
     try:
         hooked(service, "slow", trickle.url)
-        while service.webhooks.deliveries("slow")[0]["status"] != "sending":
-            time.sleep(0.02)
+        assert trickle.accepted.wait(20)  # the attempt is in flight
         service.reset()
         assert trickle.closed.wait(10)  # the connection is closed, not left to its 60 s
         assert service.webhooks.wait_idle(10)

@@ -567,11 +567,8 @@ class WebhookDispatcher:
             if delivery.status == "cancelled":
                 raise RuntimeError("cancelled by a reset")
             ok = self._post(client, content, {**headers, **target.headers()}, target, cut, record)
-        except Exception:  # any failure is an attempt's outcome, never a lost delivery
-            if cut.done:
-                why = "cancelled by a reset" if delivery.status == "cancelled" else None
-                exc = TimeoutError(why or f"no complete answer within {self.timeout:g} s")
-            record["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        except Exception as exc:  # any failure is an attempt's outcome, never a lost delivery
+            record["error"] = self._failure(exc, cut, delivery)
             ok = False
         finally:
             deadline.cancel()
@@ -581,6 +578,14 @@ class WebhookDispatcher:
         record["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         delivery.attempts.append(record)
         return ok
+
+    def _failure(self, exc: Exception, cut: Cut, delivery: Delivery) -> str:
+        """How a failed attempt is recorded: a cut one says why it was cut."""
+        if cut.done:
+            if delivery.status == "cancelled":
+                return "TimeoutError: cancelled by a reset"
+            return f"TimeoutError: no complete answer within {self.timeout:g} s"
+        return f"{type(exc).__name__}: {exc}"[:300]
 
     @staticmethod
     def _post(
