@@ -23,13 +23,18 @@ DAYS = 365
 TARGET_S = 2.0
 
 
-def busy_project() -> Any:
-    """A service whose project ``busy`` has RECORDS monitored records on a frozen clock."""
+def busy_project(cycle_seconds: int | None = None) -> Any:
+    """A service whose project ``busy`` has RECORDS monitored records on a frozen clock
+    (its search cycle every ``cycle_seconds``, else daily); ``other``, a second project."""
     from idv_mock import Service, ServiceConfig
 
     service = Service(ServiceConfig(seed_count=0))
     spec = {"project_id": "busy", "api_key": "busy-key", "admins": ["a@example.com"]}
-    service.create_project({**spec, "options": {"clock_mode": "frozen"}})
+    options: dict[str, Any] = {"clock_mode": "frozen"}
+    if cycle_seconds is not None:
+        options["monitoring_cycle_seconds"] = cycle_seconds
+    service.create_project({**spec, "options": options})
+    service.create_project({"project_id": "other", "api_key": "other-key"})
     service.create_worklist("busy", {"id": "wl", "name": "all"})
     sids = []
     for i in range(RECORDS):
@@ -45,6 +50,40 @@ def advance(service: Any, days: float) -> tuple[float, int]:
     started = time.perf_counter()
     fired = service.advance_clock("busy", {"seconds": days * 86400})["fired"]
     return time.perf_counter() - started, len(fired)
+
+
+def year_of_seconds() -> dict[str, Any]:
+    """Issue 39: a year with ``monitoring_cycle_seconds: 1`` (31,536,000 cycles) in one
+    call, and the longest another project's read waited meanwhile."""
+    import threading
+
+    service = busy_project(cycle_seconds=1)
+    waits: list[float] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        while not done.is_set():
+            started = time.perf_counter()
+            service.clocks.describe("other")
+            waits.append(time.perf_counter() - started)
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        started = time.perf_counter()
+        answer = service.advance_clock("busy", {"seconds": DAYS * 86400})
+        seconds = time.perf_counter() - started
+    finally:
+        done.set()
+        thread.join()
+        service.close()
+    return {
+        "seconds": round(seconds, 3),
+        "cycles": answer["fired_count"],
+        "listed": len(answer["fired"]),
+        "other_max_wait_ms": round(1000 * max(waits, default=0.0), 1),
+    }
 
 
 def measure() -> dict[str, Any]:
@@ -64,6 +103,7 @@ def measure() -> dict[str, Any]:
     finally:
         service.close()
     return {
+        "seconds_cycle_year": year_of_seconds(),
         "unchanged": {"seconds": round(quiet, 3), "cycles": quiet_cycles},
         "monthly_entries": {"seconds": round(busy, 3), "cycles": busy_cycles},
         "full_rescreen_seconds": round(full, 3),
@@ -72,7 +112,22 @@ def measure() -> dict[str, Any]:
 
 def rows(data: dict[str, Any]) -> list[Row]:
     quiet, busy = data["unchanged"], data["monthly_entries"]
+    year = data["seconds_cycle_year"]
     return [
+        Row(
+            PART,
+            f"advance {DAYS} days, monitoring_cycle_seconds 1, {RECORDS:,} records",
+            f"{year['seconds']:.2f} s ({year['cycles']:,} cycles, {year['listed']} listed)",
+            f"< {TARGET_S:.0f} s",
+            verdict(year["seconds"] < TARGET_S),
+        ),
+        Row(
+            PART,
+            "meanwhile, another project's longest read",
+            f"{year['other_max_wait_ms']:.0f} ms",
+            "< 100 ms",
+            verdict(year["other_max_wait_ms"] < 100),
+        ),
         Row(
             PART,
             f"advance {DAYS} days, {RECORDS:,} monitored records, watchlist unchanged",

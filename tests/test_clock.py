@@ -106,7 +106,12 @@ def test_clock_reads_advances_and_refuses_to_go_back(admin: httpx.Client) -> Non
     assert clock(admin) == {"now": iso(start), "mode": "frozen", "due": []}
     assert now_of(admin) == start  # frozen: reading it does not move it
     moved = advance(admin, {"seconds": 90.5})
-    assert moved == {"now": iso(start + timedelta(seconds=90.5)), "mode": "frozen", "fired": []}
+    assert moved == {
+        "now": iso(start + timedelta(seconds=90.5)),
+        "mode": "frozen",
+        "fired": [],
+        "fired_count": 0,
+    }
     target = "2026-03-01T12:00:00+02:00"
     assert advance(admin, {"to": target})["now"] == "2026-03-01T10:00:00.000Z"
     before = admin.get("/__admin/state").content

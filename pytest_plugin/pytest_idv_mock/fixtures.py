@@ -242,7 +242,7 @@ def idv_service(
         service = _own_service(idv_service_config, own)
     else:
         service = _idv_session_service
-        service.reset()
+        service.reset(new_ids=False)  # each test the same ids, whatever ran before it
     if options:
         service.update_project("default", {"options": options})
     scenario = request.node.get_closest_marker("idv_scenario")

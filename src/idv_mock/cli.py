@@ -353,6 +353,11 @@ def run_scenario(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+CORS_ANY_WARNING = (
+    "idv-mock serve: warning: --cors-origin '*' lets any web page call /v3 with a key it "
+    "knows; /__admin still refuses other origins (name an origin exactly to let its pages "
+    "use the control API)"
+)
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
@@ -463,6 +468,8 @@ def serve(args: argparse.Namespace) -> int:
         except scenarios.ScenarioError as exc:
             print(f"idv-mock serve: {exc}", file=sys.stderr)
             return 2
+    if "*" in args.cors_origin:
+        print(CORS_ANY_WARNING, file=sys.stderr, flush=True)
     exposed = not is_loopback(args.host)
     app = create_app(
         service,

@@ -317,6 +317,12 @@ GENERIC = Family(
             403,
         ),
         Entry(
+            "browser_needs_token",
+            "A script in a browser may not use the control API: send the header "
+            "x-idv-mock-admin-token (see --admin-token), or use the dashboard",
+            403,
+        ),
+        Entry(
             "json_required",
             "The control API takes JSON bodies: send Content-Type: application/json",
             415,

@@ -212,6 +212,12 @@ class StateFile:
         remove_stale_temporaries(self.path)
         with no_gc():  # a large file is millions of objects: collect none of them meanwhile
             loaded = _load(self.service, self.path)
+            if loaded is not None and loaded.epoch >= MAX_EPOCH:  # checked before writing
+                raise StateFileError(
+                    f"{self.path}: state_file.epoch is {MAX_EPOCH}, the last one: this start "
+                    "cannot count further; remove the state_file header to start the count "
+                    "again; not overwriting it"
+                )
             self.health.epoch = (loaded.epoch if loaded else 0) + 1
             self.service.factory.set_epoch(self.health.epoch)
             try:

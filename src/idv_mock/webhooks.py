@@ -17,14 +17,24 @@ in an order a test chooses, delayed (a timer thread hands it to the pool when du
 waiting delivery holds no worker), or its first attempts answered as a failing receiver.
 Each record has a state: ``pending`` (queued), ``held``, ``delayed``, ``sending``,
 ``delivered``, ``failed``, ``dropped`` or ``cancelled``.
+
+A receiver cannot hold the server (issue 39): its reply is read up to ``REPLY_LIMIT``
+bytes (the rest is never read: the connection is closed), each attempt has a total
+deadline (``timeout``: connect, send and reply, however slowly the bytes trickle; the
+socket is shut down when it passes, or when a reset cancels the delivery), and a worker
+whose attempt (or retry pause) has run ``SLOW_SECONDS`` no longer counts against the pool,
+so another project's first attempt is not kept waiting behind slow receivers (up to
+``MAX_WORKERS`` threads in all).
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -44,6 +54,9 @@ IDLE_SECONDS = 10.0  # a worker with nothing to do for this long ends
 MAX_RECORDS = 10_000  # deliveries kept per project (oldest dropped), as the journal's size
 SETTLED = frozenset({"delivered", "failed", "dropped", "cancelled"})  # no more attempts
 FAILING_RECEIVER = 503  # what an attempt failed on purpose (``fail_first``) is answered
+REPLY_LIMIT = 64 * 1024  # bytes of a receiver's reply read; the rest is never read
+SLOW_SECONDS = 0.5  # an attempt or pause this long frees its place in the pool
+MAX_WORKERS = 32  # delivery threads in all, slow ones included
 
 
 def _real_time(project_id: str) -> float:
@@ -181,6 +194,37 @@ def _now(project_id: str) -> str:
     return iso(datetime.now(timezone.utc))
 
 
+class Cut:
+    """One attempt's connection, so its deadline or a reset can end it at once: the
+    socket (known from httpx's ``trace`` extension when it connects) is shut down, which
+    ends a blocked read or write whatever the per-read timeouts say."""
+
+    __slots__ = ("done", "lock", "sock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sock: socket.socket | None = None
+        self.done = False
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            with self.lock:
+                self.sock = None if stream is None else stream.get_extra_info("socket")
+                if self.done:
+                    self._shut()
+
+    def now(self) -> None:
+        with self.lock:
+            self.done = True
+            self._shut()
+
+    def _shut(self) -> None:
+        if self.sock is not None:
+            with suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RDWR)
+
+
 class WebhookDispatcher:
     def __init__(
         self,
@@ -215,6 +259,8 @@ class WebhookDispatcher:
         self._timer: threading.Thread | None = None
         self._tick = threading.Condition(self._lock)  # a delay was added, or a clock moved
         self._threads: list[threading.Thread] = []
+        self._slow: set[threading.Thread] = set()  # workers on a slow attempt or a pause
+        self._cuts: dict[str, tuple[str, Cut]] = {}  # delivery id -> project, attempt in flight
         self._counter = 0
         self._closed = False
         # a delivery record's times (``created_at``, each attempt's ``at``): real time here;
@@ -405,9 +451,13 @@ class WebhookDispatcher:
         return waits
 
     def _start_worker(self) -> None:
-        """One more worker if all are taken and the pool has room (under the lock)."""
+        """One more worker if all are taken and the pool has room (under the lock); slow
+        workers do not count, up to ``MAX_WORKERS`` threads in all."""
         self._threads = [t for t in self._threads if t.is_alive()]
-        if len(self._threads) >= min(self.workers, len(self._busy) + len(self._ready)):
+        self._slow &= set(self._threads)
+        counted = len(self._threads) - len(self._slow)
+        wanted = len(self._busy) + len(self._ready) - len(self._slow)
+        if counted >= min(self.workers, wanted) or len(self._threads) >= MAX_WORKERS:
             return
         thread = threading.Thread(target=self._work, daemon=True, name="idv-webhook")
         self._threads.append(thread)
@@ -417,7 +467,9 @@ class WebhookDispatcher:
         import httpx
 
         # one client per worker: making an httpx.Client costs ~20 ms (its TLS context)
-        with httpx.Client(timeout=self.timeout) as client:
+        # no connection kept alive: each attempt connects, so its deadline knows its socket
+        limits = httpx.Limits(max_keepalive_connections=0)
+        with httpx.Client(timeout=self.timeout, limits=limits) as client:
             while True:
                 with self._lock:
                     while not self._ready and not self._closed:
@@ -435,8 +487,24 @@ class WebhookDispatcher:
                 finally:
                     self._done(project_id)
 
+    def _mark_slow(self, worker: threading.Thread) -> None:
+        """A worker's attempt or pause has run ``SLOW_SECONDS``: it frees its place in the
+        pool, and a ready project gets another worker."""
+        with self._lock:
+            if worker in self._threads:
+                self._slow.add(worker)
+                if self._ready:
+                    self._start_worker()
+
+    def _watched(self, seconds: float, then: Callable[[], None]) -> threading.Timer:
+        timer = threading.Timer(seconds, then)
+        timer.daemon = True
+        timer.start()
+        return timer
+
     def _done(self, project_id: str) -> None:
         with self._lock:
+            self._slow.discard(threading.current_thread())
             self._busy.discard(project_id)
             if self._queued.get(project_id):
                 self._ready.append(project_id)
@@ -448,9 +516,14 @@ class WebhookDispatcher:
     def _deliver(self, client: httpx.Client, delivery: Delivery) -> None:
         content = orjson.dumps(delivery.body)
         headers = {"content-type": "application/json", EVENT_HEADER: delivery.event}
+        worker = threading.current_thread()
         for n in range(len(self.backoff) + 1):
             if n:
-                self.pause(delivery, self.backoff[n - 1])
+                slow = self._watched(SLOW_SECONDS, lambda: self._mark_slow(worker))
+                try:
+                    self.pause(delivery, self.backoff[n - 1])
+                finally:
+                    slow.cancel()
             if delivery.status == "cancelled":
                 return
             target: Target | OSError
@@ -471,9 +544,11 @@ class WebhookDispatcher:
             except OSError as exc:  # no address: an attempt that failed, retried
                 target = exc
             if self._attempt(client, delivery, n + 1, content, headers, target):
-                delivery.status = "delivered"
+                if delivery.status != "cancelled":
+                    delivery.status = "delivered"
                 return
-        delivery.status = "failed"
+        if delivery.status != "cancelled":
+            delivery.status = "failed"
 
     def _attempt(
         self,
@@ -490,23 +565,67 @@ class WebhookDispatcher:
             delivery.attempts.append(record)
             return False
         started = time.perf_counter()
+        cut = Cut()
+        worker = threading.current_thread()
+        with self._lock:
+            self._cuts[delivery.id] = (delivery.project_id, cut)
+        deadline = self._watched(self.timeout, cut.now)
+        slow = self._watched(SLOW_SECONDS, lambda: self._mark_slow(worker))
         try:
             if isinstance(target, OSError):
                 raise target
-            response = client.post(
-                target.url,
-                content=content,
-                headers={**headers, **target.headers()},
-                extensions=target.extensions(),
-            )
-            record["status_code"] = response.status_code
-            ok = 200 <= response.status_code < 300
+            if delivery.status == "cancelled":
+                raise RuntimeError("cancelled by a reset")
+            ok = self._post(client, content, {**headers, **target.headers()}, target, cut, record)
         except Exception as exc:  # any failure is an attempt's outcome, never a lost delivery
-            record["error"] = f"{type(exc).__name__}: {exc}"[:300]
+            record["error"] = self._failure(exc, cut, delivery)
             ok = False
+        finally:
+            deadline.cancel()
+            slow.cancel()
+            with self._lock:
+                self._cuts.pop(delivery.id, None)
         record["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
         delivery.attempts.append(record)
         return ok
+
+    def _failure(self, exc: Exception, cut: Cut, delivery: Delivery) -> str:
+        """How a failed attempt is recorded: a cut one says why it was cut."""
+        if cut.done:
+            if delivery.status == "cancelled":
+                return "TimeoutError: cancelled by a reset"
+            return f"TimeoutError: no complete answer within {self.timeout:g} s"
+        return f"{type(exc).__name__}: {exc}"[:300]
+
+    @staticmethod
+    def _post(
+        client: httpx.Client,
+        content: bytes,
+        headers: dict[str, str],
+        target: Target,
+        cut: Cut,
+        record: dict[str, Any],
+    ) -> bool:
+        """One POST, its reply read up to ``REPLY_LIMIT`` bytes (as sent: no decoding)."""
+        extensions = {**target.extensions(), "trace": cut.trace}
+        request = client.build_request(
+            "POST", target.url, content=content, headers=headers, extensions=extensions
+        )
+        response = client.send(request, stream=True)
+        try:
+            record["status_code"] = response.status_code
+            read = 0
+            for chunk in response.iter_raw(16 * 1024):
+                read += len(chunk)
+                if read > REPLY_LIMIT:
+                    record["reply_truncated"] = True
+                    break
+            record["reply_bytes"] = min(read, REPLY_LIMIT)
+        finally:
+            response.close()
+        if cut.done:
+            raise TimeoutError("deadline")
+        return 200 <= response.status_code < 300
 
     def _fails_on_purpose(self, project_id: str) -> bool:
         with self._lock:
@@ -553,6 +672,9 @@ class WebhookDispatcher:
             for pid in [p for p in self._releases if project_id in (None, p)]:
                 del self._releases[pid]
             self._delayed = [d for d in self._delayed if project_id not in (None, d.project_id)]
+            for pid, cut in self._cuts.values():
+                if project_id in (None, pid):
+                    cut.now()  # an attempt in flight ends now, its worker free for others
             self._tick.notify_all()
             for pid in [p for p in self._queued if project_id in (None, p)]:
                 self._queued.pop(pid)

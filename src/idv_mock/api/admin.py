@@ -27,8 +27,12 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 async def _json_body(request: Request, depth: int = MAX_DEPTH) -> Any:
+    return _parsed(await request.body(), depth)
+
+
+def _parsed(raw: bytes, depth: int) -> Any:
     try:
-        return parse_json(await request.body(), depth)
+        return parse_json(raw, depth)
     except ValueError as exc:
         deep = str(exc) in (DEPTH_MESSAGE, STATE_MESSAGE)
         message = str(exc) if deep else "the body must be JSON"
@@ -182,10 +186,21 @@ async def export_state(request: Request) -> Response:
 
 
 async def import_state(request: Request) -> Response:
-    state = await _object_body(request, STATE_DEPTH)  # what any call stored comes back
+    """Parsed, checked and built in a worker thread, outside the service's lock, then
+    swapped in at once: a large state (150 MB) leaves other calls answered meanwhile."""
+    from starlette.concurrency import run_in_threadpool
+
+    raw = await request.body()
     service = service_of(request)
-    service.import_state(state, give=True)  # parsed here for it alone: no copy
+    await run_in_threadpool(_import_state, service, raw)
     return json_response(_summary(service, "state imported"))
+
+
+def _import_state(service: Any, raw: bytes) -> None:
+    state = _parsed(raw, STATE_DEPTH)  # what any call stored comes back
+    if not isinstance(state, dict):
+        raise _bad("the body must be a JSON object")
+    service.import_state(state, give=True)  # parsed here for it alone: no copy
 
 
 async def add_fault(request: Request) -> Response:
@@ -206,12 +221,20 @@ async def remove_faults(request: Request) -> Response:
     return json_response({"removed": service_of(request).remove_faults(_pid(request), fault_id)})
 
 
-def _call(operation: Callable[[Request, dict[str, Any]], Any], status: int = 200) -> Handler:
-    """A handler that runs ``operation(request, body)`` and renders its result."""
+def _call(
+    operation: Callable[[Request, dict[str, Any]], Any], status: int = 200, threaded: bool = False
+) -> Handler:
+    """A handler that runs ``operation(request, body)`` and renders its result; ``threaded``:
+    in a worker thread, for an operation that may run long (a clock advance's catch-up takes
+    the lock in slices), so the event loop keeps answering meanwhile."""
 
     async def handler(request: Request) -> Response:
         raw = await request.body()
         body = await _object_body(request) if raw.strip() else {}
+        if threaded:
+            from starlette.concurrency import run_in_threadpool
+
+            return json_response(await run_in_threadpool(operation, request, body), status)
         return json_response(operation(request, body), status)
 
     return handler
@@ -324,7 +347,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "GET": _call(lambda r, b: service_of(r).clocks.describe(_pid(r))),
     },
     "/__admin/projects/{project_id}/clock/advance": {
-        "POST": _call(lambda r, b: service_of(r).clocks.advance(_pid(r), b)),
+        "POST": _call(lambda r, b: service_of(r).clocks.advance(_pid(r), b), threaded=True),
     },
     "/__admin/projects/{project_id}/faults": {
         "GET": list_faults,

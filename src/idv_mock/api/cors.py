@@ -7,7 +7,9 @@ one of them is answered here, 204 with what the path allows, and every other ans
 such an origin carries ``Access-Control-Allow-Origin`` (and ``Vary: Origin``). A request
 from another origin passes untouched and gets no CORS header, as a browser expects.
 It sits in front of everything (``MockApp.__call__``), so the fast lane's answers, the
-size limits' and the hints' get the headers too.
+size limits' and the hints' get the headers too. The control API (``/__admin``, the
+dashboard included) answers CORS only for origins named exactly: ``*`` never opens it
+(a foreign page read every key through it, issue 39).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from idv_mock.api.hints import HEADER as HINT_HEADER
 from idv_mock.api.hints import methods_of
+from idv_mock.serving.control import is_control
 
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 ANY = "*"
@@ -32,15 +35,16 @@ class Cors:
     def __init__(self, origins: Sequence[str]) -> None:
         self.origins = frozenset(origins)
 
-    def allow_origin(self, origin: bytes) -> bytes | None:
-        """The ``Access-Control-Allow-Origin`` value for ``origin``, or None if refused."""
-        if ANY in self.origins:
-            return b"*"
-        return origin if origin.decode("latin-1") in self.origins else None
+    def allow_origin(self, origin: bytes, path: str = "/v3") -> bytes | None:
+        """The ``Access-Control-Allow-Origin`` value for ``origin`` on ``path``, or None if
+        refused; under ``/__admin`` only an origin named exactly is."""
+        if origin.decode("latin-1") in self.origins:
+            return origin
+        return b"*" if ANY in self.origins and not is_control(path) else None
 
     async def __call__(self, app: App, scope: Scope, receive: Receive, send: Send) -> None:
         origin = _header(scope, b"origin") if scope["type"] == "http" else None
-        allowed = None if origin is None else self.allow_origin(origin)
+        allowed = None if origin is None else self.allow_origin(origin, scope["path"])
         if allowed is None:
             await app(scope, receive, send)
             return

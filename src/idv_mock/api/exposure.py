@@ -18,6 +18,17 @@ it is answered 403 before anything is read. And a write (``POST``, ``PUT``, ``PA
 ``DELETE``) whose ``Origin`` is not an allowed host's (nor a ``--cors-origin``), or that the
 browser marks ``Sec-Fetch-Site: cross-site``, is refused 403. The hosted form is exempt:
 applicants' browsers reach it from the integrator's site, as the vendor's.
+
+The hosted form shares the mock's origin, so a script that ever ran in one of its pages
+would be "same origin" to every check above. So the control API (``/__admin`` but the
+dashboard's pages, which carry their own anti-forgery token) refuses any request a browser
+marks as a script's (``Sec-Fetch-Mode`` other than ``navigate``, ``Sec-Fetch-Dest`` other
+than ``document``, or an ``Origin`` on a write) unless it carries the header
+``x-idv-mock-admin-token`` with ``--admin-token``'s value: a page cannot read it (the
+dashboard's cookie is ``HttpOnly``), and the cookie, which a browser sends by itself, does
+not count. ``?show_keys=true`` never answers a browser without that header. Only an
+``Origin`` named exactly with ``--cors-origin`` is trusted as it is. Curl, scripts, the
+CLI and tests send none of these headers and are not affected.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from idv_mock.serving.control import CONTROL_PREFIX, TOKEN_COOKIE
 
 TOKEN_HEADER = b"x-idv-mock-admin-token"
 EXEMPT = ("/__admin/ui/login", "/__admin/ui/static/")
+UI_PREFIX = "/__admin/ui"  # the dashboard's pages: a browser's by design (web/forgery.py)
 IN_PROCESS_HOSTS = ("testserver", "idv-mock")  # TestClient's and the in-process clients'
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -89,13 +101,44 @@ class Exposure:
         passed = host is None or (self.guarded and self.accepts(token))
         if not passed and not self.host_allowed(host or ""):
             return ("host_not_allowed", _shown(host or ""))
-        if scope["method"] not in SAFE_METHODS:
-            origin = self._foreign_origin(scope)
+        if scope["method"] not in SAFE_METHODS or _header(scope, b"origin") is not None:
+            origin = self._foreign_origin(scope)  # a read that says its origin: checked too
+            if origin is not None:
+                return ("foreign_origin", origin)
+        if is_page(path) and scope["method"] not in SAFE_METHODS:
+            origin = _not_own(scope)
             if origin is not None:
                 return ("foreign_origin", origin)
         if self.guarded and not path.startswith(EXEMPT) and not self.accepts(token):
             return ("admin_token_required",)
+        if not is_page(path) and self._browser_without_token(scope):
+            return ("browser_needs_token",)
         return None
+
+    def _browser_without_token(self, scope: Scope) -> bool:
+        """Whether a browser's script (or a browser asking for keys) calls the control API
+        without the admin token in a header (the cookie, sent by the browser itself, does
+        not count)."""
+        mode = _header(scope, b"sec-fetch-mode")
+        dest = _header(scope, b"sec-fetch-dest")
+        origin = _header(scope, b"origin")
+        if origin is not None and origin in self.origins:  # --cors-origin, named exactly
+            return False
+        scripted = (
+            (mode is not None and mode != "navigate")
+            or (dest is not None and dest != "document")
+            or (origin is not None and scope["method"] not in SAFE_METHODS)
+        )
+        browser = scripted or mode is not None or _header(scope, b"sec-fetch-site") is not None
+        keys = b"show_keys" in scope.get("query_string", b"")
+        if not (scripted or (browser and keys)):
+            return False
+        given = _header(scope, TOKEN_HEADER)
+        return not (
+            self.token
+            and given is not None
+            and hmac.compare_digest(given.encode(), self.token.encode())
+        )
 
     def host_allowed(self, host: str) -> bool:
         """Whether a ``Host`` header (a name or address, a port or not) names this server."""
@@ -111,9 +154,11 @@ class Exposure:
         """The origin of a cross-site write, or None when it is this server's own (or not
         said: curl, scripts and tests send no ``Origin``)."""
         origin = _header(scope, b"origin")
+        site = _header(scope, b"sec-fetch-site")
+        if site == "cross-site":  # the browser says so: refused whatever Origin claims
+            return _shown(origin or "(cross-site)")
         if origin is None:
-            site = _header(scope, b"sec-fetch-site")
-            return "(cross-site)" if site == "cross-site" else None
+            return None
         if origin in self.origins:  # named with --cors-origin (never by "*")
             return None
         parts = urlsplit(origin)
@@ -128,6 +173,25 @@ class Exposure:
         if not (self.token and given):
             return False
         return hmac.compare_digest(given.encode(), self.token.encode())  # any text, no TypeError
+
+
+def _not_own(scope: Scope) -> str | None:
+    """The origin of a dashboard form's post when it is not this server's own (scheme, host
+    and port, as the request's ``Host`` names it), or the browser marks it from another
+    site (another port of the same host is ``same-site``); None when it is (or not said)."""
+    site = _header(scope, b"sec-fetch-site")
+    origin = _header(scope, b"origin")
+    if site in ("cross-site", "same-site"):
+        return _shown(origin or f"({site})")
+    if origin is None:
+        return None
+    own = f"{scope.get('scheme', 'http')}://{(_header(scope, b'host') or '').lower()}"
+    return None if origin.lower() == own else _shown(origin)
+
+
+def is_page(path: str) -> bool:
+    """Whether ``path`` is one of the dashboard's pages (or its static files)."""
+    return path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
 
 
 def _given_token(scope: Scope) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from starlette.types import Message, Receive, Scope, Send
 
-from idv_mock.api.exposure import Exposure
+from idv_mock.api.exposure import Exposure, is_page
 from idv_mock.errors import GENERIC
 from idv_mock.serving.control import CONTROL_PREFIX, shaped_for
 from idv_mock.serving.http import says_body, send_json
@@ -59,6 +59,9 @@ async def guarded(
     if headers_size(scope) > MAX_HEADER_BYTES:
         await _answer(send, "headers_too_large", scope["path"])
         return
+    path = scope["path"]
+    if path.startswith(CONTROL_PREFIX) and not is_page(path):
+        send = _sandboxed(send)
     refused = None if exposure is None else exposure.refusal(scope)
     if refused is not None:
         await _answer(send, refused[0], scope["path"], *refused[1:])
@@ -71,6 +74,21 @@ async def guarded(
     if too_large:
         scope[TOO_LARGE] = limit
     await app(scope, _replay(body, receive), send)
+
+
+SANDBOX = (b"content-security-policy", b"sandbox; default-src 'none'; frame-ancestors 'none'")
+
+
+def _sandboxed(send: Send) -> Send:
+    """``send`` marking the control API's answers as documents with no origin of their own:
+    a page of the mock's origin that opens one (a window, a frame) cannot read it."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), SANDBOX]}
+        await send(message)
+
+    return sending
 
 
 async def _read(receive: Receive, limit: int) -> tuple[bytes, bool]:

@@ -211,6 +211,16 @@ class Screening:
                 sent.append("aml_monitor")
         return sent if project.options.get("webhook_url") else []
 
+    @staticmethod
+    def idle_cycle(project: Project, detail: dict[str, Any]) -> timedelta | None:
+        """The cycle's period when the worklist's next search cycles change nothing (active,
+        and the watchlist and threshold as the last cycle screened), else None: an advance
+        then counts them instead of running each (a year of 1-second cycles)."""
+        worklist = project.monitoring.worklists.get(str(detail.get("worklist_id")))
+        if worklist is None or not worklist.active or worklist.screened_key != _watch_key(project):
+            return None
+        return timedelta(seconds=project.seconds("monitoring_cycle_seconds"))
+
     def _rescreen(
         self,
         project: Project,

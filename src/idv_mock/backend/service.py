@@ -106,7 +106,9 @@ class Service(MovedNames):
         # what each kind of due item does when a project's clock reaches it (docs/time.md)
         self.clocks.on("token_expiry", self.liveform.expire_token)
         self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
-        self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
+        self.clocks.on(
+            "monitoring_cycle", self.screening.monitoring_cycle, self.screening.idle_cycle
+        )
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
         webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
@@ -178,13 +180,16 @@ class Service(MovedNames):
         opened = iso(self.clock.peek())
         project.monitoring.add(Worklist(DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, True, opened))
 
-    def reset(self) -> None:
-        """Back to the state right after start-up (seeded default project only)."""
+    def reset(self, *, new_ids: bool = True) -> None:
+        """Back to the state right after start-up (seeded default project only). The ids
+        handed out after it never repeat those handed out before it in this run (the count
+        of resets is mixed into them); ``new_ids=False`` (the pytest plugin's reset before
+        each test) gives every test the same ids, whatever ran before."""
         with self._lock:
             self.changes += 1
             self._install(Clock.restore(self._start_clock), list(self._start.values()))
             self._project_starts = dict(self._start)
-            self.factory.reseed(self.config.random_seed + POST_SEED)
+            self.factory.reseed(self.config.random_seed + POST_SEED, new_ids=new_ids)
             self.webhooks.clear()
             self._core.routes.clear()
             self.settings = {"auth_errors": self.config.auth_errors}  # the serve flag's value
@@ -197,15 +202,21 @@ class Service(MovedNames):
             raise InvalidInput("two projects share an api_key")
         if len({p.project_id for p in projects}) != len(projects):
             raise InvalidInput("two projects share a project_id")
+        with no_gc():  # the live copies are made outside the lock too: only the swap is in
+            live = [self._configured(snapshots.clone(p)) for p in projects]
         with self._lock:
             self.changes += 1
-            self._install(Clock.restore(state["clock"]), projects)
+            self._install(Clock.restore(state["clock"]), projects, live)
             self._project_starts = {p.project_id: p for p in projects}
 
-    def _install(self, clock: Clock, starts: list[Project]) -> None:
-        """Live copies of ``starts`` become the whole state."""
-        with no_gc():
-            projects = [self._configured(snapshots.clone(p)) for p in starts]
+    def _install(
+        self, clock: Clock, starts: list[Project], live: list[Project] | None = None
+    ) -> None:
+        """Live copies of ``starts`` (``live``, made already) become the whole state."""
+        if live is None:
+            with no_gc():
+                live = [self._configured(snapshots.clone(p)) for p in starts]
+        projects = live
         self.clock = clock
         self.projects = {p.project_id: p for p in projects}
         self._core.by_key = {p.api_key: p for p in projects}

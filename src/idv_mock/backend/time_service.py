@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 # what a kind of due item does when its project's clock reaches it: the ids of the webhooks
 # it sent, given the project, the item's details and its instant
 Rule = Callable[[Project, dict[str, Any], datetime], list[str]]
+# a repeating rule's period when its next run would change nothing (a search cycle with
+# nothing new to screen), else None: such runs are counted, not run one by one
+Idle = Callable[[Project, dict[str, Any]], timedelta | None]
+MAX_FIRED = 1000  # an advance's answer lists this many rules that fired, and counts the rest
+SLICE_SECONDS = 0.02  # an advance holds the service's lock this long at most at a time
 LAST = datetime(9000, 1, 1, tzinfo=timezone.utc)  # time stops here: no test needs more
 RETRY_POLL = 0.25  # a retry waiting on a frozen clock checks this often for a cancellation
 
@@ -84,11 +89,15 @@ class Clocks:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.rules: dict[str, Rule] = {}  # what each kind of due item does (docs/time.md)
+        self.idle: dict[str, Idle] = {}  # repeating rules' idle runs, coalesced
         self.watching: threading.Event | None = None  # set to stop ``watch``
 
-    def on(self, what: str, rule: Rule) -> None:
-        """Run ``rule`` for each item of kind ``what`` that falls due."""
+    def on(self, what: str, rule: Rule, idle: Idle | None = None) -> None:
+        """Run ``rule`` for each item of kind ``what`` that falls due; ``idle`` tells when
+        the next runs of a repeating rule would do nothing (then they are only counted)."""
         self.rules[what] = rule
+        if idle is not None:
+            self.idle[what] = idle
 
     # --- public operations ---
     def handle(self, project_id: str) -> ProjectClock:
@@ -111,15 +120,34 @@ class Clocks:
 
     def advance(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
         """Move the project's clock forward by ``{"seconds": N}`` or to ``{"to": ISO}``;
-        every rule due on the way runs at its instant. Answers the new now and what fired."""
+        every rule due on the way runs at its instant. Answers the new now and what fired
+        (the first ``MAX_FIRED``; ``fired_count`` counts them all).
+
+        The catch-up runs in slices of at most ``SLICE_SECONDS`` under the lock, the
+        project's clock moved to the last instant run at the end of each, so other
+        projects' calls are answered between slices whatever the span."""
         with self.core.lock:
             project = self.core.project(project_id)
             start = project.clock.peek()
             target = _target(spec, start)
             self.core.changes += 1
-            fired = self._run_until(project, target)
-            project.clock.advance_to(max(target, project.clock.peek()))
-            answer = {"now": iso(project.clock.peek()), "mode": project.clock.mode, "fired": fired}
+        fired = Fired()
+        while True:
+            with self.core.lock:
+                if self.core.projects.get(project_id) is not project:
+                    break  # reset or deleted meanwhile: what is left is not this advance's
+                done = self._run_until(project, target, fired, time.monotonic() + SLICE_SECONDS)
+                if done:
+                    project.clock.advance_to(max(target, project.clock.peek()))
+                    break
+            time.sleep(0.0005)  # let a waiting thread take the lock
+        with self.core.lock:
+            answer = {
+                "now": iso(project.clock.peek()),
+                "mode": project.clock.mode,
+                "fired": fired.listed,
+                "fired_count": fired.count,
+            }
         self.core.webhooks.wake()  # delayed deliveries of a frozen project now due go out
         return answer
 
@@ -134,20 +162,42 @@ class Clocks:
         if not is_due(project):
             return []
         self.core.changes += 1
-        return self._run_until(project, project.clock.peek())
+        fired = Fired()
+        self._run_until(project, project.clock.peek(), fired)
+        return fired.listed
 
     # --- running the rules ---
-    def _run_until(self, project: Project, until: datetime) -> list[dict[str, Any]]:
-        fired: list[dict[str, Any]] = []
+    def _run_until(
+        self, project: Project, until: datetime, fired: Fired, deadline: float | None = None
+    ) -> bool:
+        """Run what falls due up to ``until``; False when ``deadline`` (monotonic) came
+        first, with the clock moved to the last instant run."""
         while (due := project.schedule.pop_due(until)) is not None:
+            if fired.full and self._coalesce(project, due, until, fired):
+                continue
             with project.clock.pinned(due.at):
                 try:
                     sent = self._run(project, due)
                 except BackendError as exc:  # e.g. the link's projection was deleted since
-                    fired.append({**due.describe(), "webhooks": [], "error": str(exc)})
+                    fired.add({**due.describe(), "webhooks": [], "error": str(exc)})
                     continue
-            fired.append({**due.describe(), "webhooks": sent})
-        return fired
+            fired.add({**due.describe(), "webhooks": sent})
+            if deadline is not None and time.monotonic() > deadline:
+                project.clock.advance_to(max(due.at, project.clock.peek()))
+                return False
+        return True
+
+    def _coalesce(self, project: Project, due: Due, until: datetime, fired: Fired) -> bool:
+        """Count, without running them, the idle runs of a repeating rule from ``due`` up to
+        ``until``, and put its next run after them; False when its next run is not idle."""
+        idle = self.idle.get(due.what)
+        period = None if idle is None or due.hook is not None else idle(project, due.detail)
+        if period is None or period <= timedelta(0):
+            return False
+        runs = (until - due.at) // period + 1
+        fired.count += runs
+        project.schedule.add(due.at + runs * period, due.what, due.detail)
+        return True
 
     def _run(self, project: Project, due: Due) -> list[str]:
         if due.hook is not None:  # a webhook retry waiting on this clock
@@ -225,6 +275,25 @@ class Clocks:
         """Read without the lock, as ``webhook_now``: one look-up and a field."""
         project = self.core.projects.get(project_id)
         return project is not None and project.clock.mode == "frozen"
+
+
+class Fired:
+    """What an advance ran: the first ``MAX_FIRED`` listed, all counted."""
+
+    __slots__ = ("count", "listed")
+
+    def __init__(self) -> None:
+        self.listed: list[dict[str, Any]] = []
+        self.count = 0
+
+    @property
+    def full(self) -> bool:
+        return len(self.listed) >= MAX_FIRED
+
+    def add(self, item: dict[str, Any]) -> None:
+        self.count += 1
+        if len(self.listed) < MAX_FIRED:
+            self.listed.append(item)
 
 
 def is_due(project: Project) -> bool:

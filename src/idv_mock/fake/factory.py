@@ -143,17 +143,19 @@ class SubmissionFactory(CheckParts):
             self._faker.seed_instance(self._faker_seed)
         return self._faker
 
-    def reseed(self, seed: int) -> None:
+    def reseed(self, seed: int, *, new_ids: bool = False) -> None:
         """Start the same sequence again as a new factory with ``seed`` would (cheaply).
 
-        In an epoch (see :meth:`set_epoch`) each reseed (a reset) also moves the ids to a
-        sequence of their own, so ids handed out before the reset are not handed out again.
+        In an epoch (see :meth:`set_epoch`), or when asked (``new_ids``: a reset of a
+        server with no state file), each reseed also moves the ids to a sequence of their
+        own (the count of resets, which survives them), so ids handed out before the reset
+        are not handed out again.
         """
         self.rng.seed(seed)
         self._faker_seed = seed
         if self._faker is not None:
             self._faker.seed_instance(seed)
-        if self._epoch:
+        if self._epoch or new_ids:
             self._generation += 1
             self._id_salt = _id_salt(self._epoch, self._generation)
 

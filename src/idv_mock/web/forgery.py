@@ -7,10 +7,17 @@ A page that renders a form puts the token in it with one call in its template,
 foreign page can neither read nor set, so a form it posts (even to ``127.0.0.1``, even from
 a browser that sends no ``Origin``) is refused 403 and changes nothing. A handler that
 builds its form in Python gets the same field from ``field_html(request)``.
+
+A page on another port of the same host can still set a cookie for this one (cookies are
+not kept apart by port), so a token is only taken when the server made it: a random
+nonce and its HMAC under a secret drawn when the process starts (``SECRET``). A planted
+cookie fails the check, and the page then gets a token of its own.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import secrets
 from typing import Any
@@ -24,6 +31,7 @@ COOKIE = "idv_mock_form_token"
 FIELD = "form_token"
 PATH = "/__admin"
 _NEW = "idv_mock_new_form_token"  # request.state: a token made for this request's page
+SECRET = secrets.token_bytes(32)  # this process's: tokens of another run are not taken
 
 
 def token(request: Request) -> str:
@@ -33,7 +41,7 @@ def token(request: Request) -> str:
         return given
     made: str | None = getattr(request.state, _NEW, None)
     if made is None:
-        made = secrets.token_urlsafe(24)
+        made = _signed(secrets.token_urlsafe(18))
         setattr(request.state, _NEW, made)
     return made
 
@@ -64,9 +72,14 @@ def keep(request: Request, response: Response) -> Response:
     return response
 
 
+def _signed(nonce: str) -> str:
+    mac = hmac.new(SECRET, nonce.encode(), hashlib.sha256).digest()[:18]
+    return f"{nonce}.{base64.urlsafe_b64encode(mac).decode()}"
+
+
 def _well_formed(value: str) -> bool:
-    return (
-        16 <= len(value) <= 64
-        and value.isascii()
-        and value.replace("-", "").replace("_", "").isalnum()
-    )
+    """Whether ``value`` is a token this server made (its nonce signed with ``SECRET``)."""
+    nonce, dot, _ = value.partition(".")
+    if not (dot and 16 <= len(value) <= 96 and value.isascii()):
+        return False
+    return hmac.compare_digest(_signed(nonce).encode(), value.encode())

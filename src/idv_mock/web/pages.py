@@ -22,6 +22,17 @@ from idv_mock.web import forgery, i18n
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
+# Every template escapes what it renders, whatever its extension: Jinja's default
+# (``select_autoescape()``) covers .html and .xml only, which left ``_document.svg``,
+# included inline in the hosted form's page, echoing an applicant's markup raw.
+templates.env.autoescape = True
+# No inline script runs on any page (the hosted form's, the dashboard's): a value that
+# slipped past escaping still cannot run script in the mock's origin, where /__admin is.
+# Inline styles stay (the form's mainColor/innerColor, checked as colours).
+CSP = (
+    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+)
 templates.env.globals.update(
     id_type_name=i18n.id_type_name,
     country_name=i18n.country_name,
@@ -44,7 +55,7 @@ def render(
 ) -> Response:
     """A page in ``lang`` (``t`` holds its words); never cached, as each page is a state."""
     page = {"lang": lang, "t": i18n.labels(lang), **context}
-    headers = {"Cache-Control": "no-store"}
+    headers = {"Cache-Control": "no-store", "Content-Security-Policy": CSP}
     return templates.TemplateResponse(request, name, page, status_code=status, headers=headers)
 
 
