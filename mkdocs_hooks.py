@@ -72,7 +72,9 @@ def _add(target: Path, files: Files, config: MkDocsConfig, queue: list[Path]) ->
         for entry in _listed(target):
             _add(entry, files, config, queue)
         return
-    uri = f"{COPIES}/{rel}"
+    # a Python file is copied as text: a browser shows it, and no copy under site/ is importable
+    # (a test run from the clone would find the copies' packages beside its own)
+    uri = f"{COPIES}/{rel}.txt" if target.suffix == ".py" else f"{COPIES}/{rel}"
     inclusion = InclusionLevel.NOT_IN_NAV if target.suffix == ".md" else InclusionLevel.INCLUDED
     files.append(File.generated(config, uri, abs_src_path=str(target), inclusion=inclusion))
     _copies[target] = uri
