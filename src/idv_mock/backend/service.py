@@ -124,8 +124,8 @@ class Service(MovedNames):
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
-        if start is None:
-            start = prebuilt.load(cfg)
+        # made from the start shipped with the package (a cache of it would be a copy)
+        self.started_prebuilt = start is None and (start := prebuilt.load(cfg)) is not None
         if start is None:
             with no_gc():
                 self._seed(progress)
