@@ -19,9 +19,20 @@ import pytest
 from conftest import HEADERS, LiveServer
 from idv_mock import Service, ServiceConfig
 from idv_mock.backend import prebuilt
+from idv_mock.compat import version_numbers
+
+
+def _needs_the_faker_it_was_built_with() -> None:
+    """With an older Faker (the compatibility cells' lowest) the shipped start is not used:
+    its key names Faker's version, so the service seeds as before (the other tests here
+    and test_cli.py's seeded bytes cover that). A newer one fails: `make starts`."""
+    built, installed = prebuilt.BUILT_WITH.read_text().strip(), prebuilt.faker_version()
+    if version_numbers(installed) < version_numbers(built):
+        pytest.skip(f"the shipped start is made with Faker {built}, this is {installed}")
 
 
 def test_the_shipped_default_start_is_made_by_the_code_as_it_is() -> None:
+    _needs_the_faker_it_was_built_with()
     path = prebuilt.path_for(ServiceConfig())
     assert path is not None
     shipped = sorted(p.name for p in prebuilt.STARTS.glob("start-*.json.gz"))
@@ -32,6 +43,7 @@ def test_the_shipped_default_start_is_made_by_the_code_as_it_is() -> None:
 
 
 def test_a_first_service_loads_no_faker_and_seeds_nothing() -> None:
+    _needs_the_faker_it_was_built_with()
     code = (
         "import sys\n"
         "from idv_mock import Service\n"
@@ -96,6 +108,7 @@ def _same_reads(made: Service, seeded: Service) -> None:
 
 
 def test_the_prebuilt_start_answers_every_read_as_a_seeded_one() -> None:
+    _needs_the_faker_it_was_built_with()
     config = ServiceConfig()
     with prebuilt.disabled():
         seeded = Service(config)

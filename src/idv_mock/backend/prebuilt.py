@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from idv_mock.backend.service import ServiceConfig
 
 STARTS = Path(__file__).resolve().parent / "starts"
+BUILT_WITH = STARTS / "faker-version.txt"  # the Faker the shipped starts were made with
 SEEDING_PACKAGES = ("backend", "fake", "aml")  # the code a start is made by (with schemas)
 _state = {"enabled": True}
 
@@ -137,7 +138,15 @@ def write_all() -> list[Path]:
     for old in STARTS.glob("start-*.json.gz"):
         if old not in written:
             old.unlink()
+    BUILT_WITH.write_text(faker_version() + "\n")
     return written
+
+
+def faker_version() -> str:
+    """The installed Faker's version (its distribution's metadata: slow, not for a start)."""
+    import importlib.metadata
+
+    return importlib.metadata.version("faker")
 
 
 def main() -> None:
