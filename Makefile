@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test test-compat lint format clean bench docs dist image image-test
+.PHONY: serve test test-compat lint format clean bench docs dist image image-test starts
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ test-compat: $(VENV)/.installed-test
 # make bench: quick (one round, short runs, up to 10k submissions); make bench FULL=1: the lot
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run.py $(if $(filter 1,$(FULL)),--full)
+
+# make starts: write the start states shipped with the package again (src/idv_mock/backend/
+# starts/, the default start: no seeding on a first use); needed after any change to the
+# seeding code, schemas or Faker (tests/test_prebuilt_start.py fails until then)
+starts: $(VENV)/.installed
+	$(BIN)/python -c "from idv_mock.backend import prebuilt; prebuilt.main()"
 
 # make docs: the docs site (mkdocs.yml, docs/) into site/, strictly (a broken link fails)
 docs: $(VENV)/.installed-test

@@ -4,11 +4,13 @@ Each figure is a fresh ``python -m pytest`` process on a generated test file, th
 of every test timed by a small plugin (``report.duration`` of setup, call and teardown):
 
 - first use: the setup of a file's first test using ``idv_server`` / ``idv_client``,
-  beside pytest-httpserver's ``httpserver`` (targets: <= 0.25 s, <= 4x httpserver's), in a
-  run after the suite's first (pytest's cache then holds the seeded start state);
+  beside pytest-httpserver's ``httpserver``: warm, in a run after the suite's first
+  (pytest's cache then holds the seeded start state; targets <= 0.25 s, <= 2x
+  httpserver's), and cold, with no pytest cache (``-p no:cacheprovider``: every CI run on
+  a fresh checkout; <= 3x httpserver's, issue 37);
 - per test: 300 tests each making one GET with one shared ``httpx.Client``, the median
   of tests 2..300 (the session's start-up left out): ``idv_mocked`` beside respx's
-  ``respx_mock`` (target <= 1.5x), ``idv_project`` beside ``httpserver`` (<= 1.2x).
+  ``respx_mock`` (target <= 1.3x), ``idv_project`` beside ``httpserver`` (<= 1.1x).
 
 - the resilience report's overhead per profile: the wall time of ``pytest --idv-resilience``
   over two profiles on a one-test file, divided by two, minus the wall time of a plain run
@@ -43,9 +45,10 @@ from report import Row, verdict
 
 PART = "9 plugin cost"
 FIRST_USE_S = 0.25
-FIRST_USE_FACTOR = 4.0
-MOCKED_FACTOR = 1.5
-PROJECT_FACTOR = 1.2
+COLD_FACTOR = 3.0  # issue 37: no pytest cache (every CI run on a fresh checkout)
+WARM_FACTOR = 2.0  # pytest's cache already holds the start (a developer's second run)
+MOCKED_FACTOR = 1.3
+PROJECT_FACTOR = 1.1
 RESILIENCE_OVERHEAD_S = 1.0
 TESTS = 300
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -136,14 +139,17 @@ def wheel_python() -> str:
 
 
 def durations(folder: Path, name: str, tests: int) -> list[dict[str, float]]:
-    """Each test's phases of one generated file, run in a fresh pytest process."""
+    """Each test's phases of one generated file, run in a fresh pytest process; a name
+    ending in ``_cold`` runs its file with no pytest cache."""
+    cold = name.endswith("_cold")
+    name = name.removesuffix("_cold")
     body = FILES[name]
     test = folder / f"test_{name}.py"
     test.write_text(HEADER + "\n\n" + (body.format(tests=tests) if "{tests}" in body else body))
     out = folder / f"{name}.json"
     env = {**ENV, "BENCH_DURATIONS": str(out), "PYTHONPATH": str(folder)}
     command = [*PYTHON, "-m", "pytest", str(test), "-q", "-p", "timing_plugin"]
-    command += ["-p", "no:randomly", "-p", "no:xdist"]
+    command += ["-p", "no:randomly", "-p", "no:xdist", *(["-p", "no:cacheprovider"] * cold)]
     done = subprocess.run(command, env=env, cwd=folder, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{name}: pytest failed\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -186,7 +192,7 @@ def measure(tests: int = TESTS, rounds: int = 3, editable: bool = False) -> dict
         durations(folder, "first_idv_server", 1)  # warm: bytecode, and pytest's cache holds
         # the session's start state, as in every run of a suite after its first
         for _ in range(rounds):
-            for name in FILES:
+            for name in [*FILES, "first_idv_server_cold", "first_httpserver_cold"]:
                 each = durations(folder, name, tests)
                 if name.startswith("first_"):
                     figures.setdefault(name, []).append(each[0]["setup"])
@@ -198,17 +204,20 @@ def measure(tests: int = TESTS, rounds: int = 3, editable: bool = False) -> dict
 
 
 def rows(found: dict[str, Any]) -> list[Row]:
-    base = found["first_httpserver"]
     out = []
-    for name in ("first_idv_server", "first_idv_client"):
+    for name in ("first_idv_server", "first_idv_client", "first_idv_server_cold"):
         value = found[name]
-        ok = value <= FIRST_USE_S and value <= FIRST_USE_FACTOR * base
+        cold = name.endswith("_cold")
+        base = found["first_httpserver_cold" if cold else "first_httpserver"]
+        factor = COLD_FACTOR if cold else WARM_FACTOR
+        ok = value <= factor * base and (cold or value <= FIRST_USE_S)
+        what = name.removeprefix("first_").removesuffix("_cold")
         out.append(
             Row(
                 PART,
-                f"first use of {name.removeprefix('first_')} (setup)",
+                f"first use of {what} (setup), {'cold: no pytest cache' if cold else 'warm'}",
                 f"{value * 1000:.0f} ms ({value / base:.1f}x httpserver's {base * 1000:.0f} ms)",
-                f"<= {FIRST_USE_S * 1000:.0f} ms, <= {FIRST_USE_FACTOR:.0f}x",
+                f"<= {factor:.0f}x" + ("" if cold else f", <= {FIRST_USE_S * 1000:.0f} ms"),
                 verdict(ok),
             )
         )

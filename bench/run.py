@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import benchstate  # noqa: E402
+import call_costs  # noqa: E402
 import clock  # noqa: E402
 import inprocess  # noqa: E402
 import interception  # noqa: E402
@@ -44,6 +45,7 @@ PARTS = (
     *("throughput", "inprocess", "lifecycle", "scale", "interception", "restart", "startup"),
     "clock",
     "plugin",
+    "callcosts",
 )
 
 
@@ -180,6 +182,7 @@ RUNNERS = {
     "startup": startup.part,
     "clock": clock.part,
     "plugin": plugin_cost.part,
+    "callcosts": call_costs.part,
 }
 
 

@@ -32,7 +32,7 @@ PLUGIN = ROOT / "pytest_plugin" / "pytest_idv_mock"
 LAYERS: dict[int, tuple[str, ...]] = {
     0: (
         *("errors", "clock", "schemas", "operations", "crypto", "jsondepth", "addresses"),
-        *("gc_pause", "compat"),
+        *("gc_pause", "progress", "compat"),
     ),
     1: ("fake", "aml", "delivery", "webhooks", "receiver", "transport"),
     2: ("backend",),

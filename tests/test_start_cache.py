@@ -26,9 +26,10 @@ def test_a_restored_start_is_the_seeded_start_and_goes_on_the_same() -> None:
 
 def test_the_plugin_writes_the_start_once_and_restores_it(tmp_path: Path) -> None:
     (tmp_path / "test_one.py").write_text(
-        "def test_one(idv_service):\n    assert len(idv_service.project('default').store) == 50\n"
+        "def test_one(idv_service):\n    assert len(idv_service.project('default').store) == 20\n"
     )
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "test_one.py"]
+    command += ["--idv-mock-seed-count", "20"]  # not the default start, which ships prebuilt
     for _ in range(2):
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -38,3 +39,18 @@ def test_the_plugin_writes_the_start_once_and_restores_it(tmp_path: Path) -> Non
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert saved.read_bytes().startswith(b"{")
+
+
+def test_the_default_start_is_the_packages_own_and_not_copied_to_the_cache(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_one.py").write_text(
+        "import sys\n"
+        "def test_one(idv_service):\n"
+        "    assert idv_service.started_prebuilt\n"
+        "    assert len(idv_service.project('default').store) == 50\n"
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "test_one.py"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not list((tmp_path / ".pytest_cache" / "d").glob("idv-mock/start-*.json"))

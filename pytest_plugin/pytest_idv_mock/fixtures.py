@@ -191,7 +191,7 @@ def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Serv
         except Exception:  # a damaged or foreign file: seed as usual, and write it again
             pass
     service = Service(config)
-    if path is not None:
+    if path is not None and not service.started_prebuilt:  # the package's own start: no copy
         temporary = path.with_suffix(f".{os.getpid()}.tmp")  # xdist workers may race: rename
         temporary.write_bytes(service.export_state_json())
         os.replace(temporary, path)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from idv_mock import crypto
+from idv_mock.progress import Progress
 
 if TYPE_CHECKING:
     from idv_mock.persistence import StateFile
@@ -42,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--seed-count", type=int, default=50, help="seeded submissions (50)")
     serve.add_argument("--random-seed", type=int, default=0, help="seed of the fake data (0)")
+    serve.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress line while seeding, loading or saving (shown only on a terminal)",
+    )
     serve.add_argument(
         "--secure-transfer",
         action="store_true",
@@ -457,7 +463,8 @@ def serve(args: argparse.Namespace) -> int:
         allowed_webhook_hosts=tuple(args.allow_webhook_host),
         auth_errors=args.auth_errors,
     )
-    service = Service(config)
+    progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
+    service = Service(config, progress=progress)
     service.watch_clocks()  # what falls due on a ticking or wall clock happens on time
     if args.scenario:
         from idv_mock import scenarios
@@ -488,7 +495,7 @@ def serve(args: argparse.Namespace) -> int:
         print(banner, flush=True)
         _run_uvicorn(app, args)
         return 0
-    return _serve_with_state(args, service, app, banner)
+    return _serve_with_state(args, service, app, banner, progress)
 
 
 def _banner(
@@ -521,7 +528,9 @@ def _project_keys(service: Any) -> str:
     )
 
 
-def _serve_with_state(args: argparse.Namespace, service: Any, app: Any, banner: str) -> int:
+def _serve_with_state(
+    args: argparse.Namespace, service: Any, app: Any, banner: str, progress: Progress
+) -> int:
     """Load the state file (refusing a foreign one), save it periodically and on shutdown;
     ``banner`` is printed once the file has loaded (a refused file prints only its error)."""
     from idv_mock import persistence
@@ -530,7 +539,9 @@ def _serve_with_state(args: argparse.Namespace, service: Any, app: Any, banner: 
     if not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
         print(f"idv-mock serve: {path.parent} is not a writable folder", file=sys.stderr)
         return 2
-    state = persistence.StateFile(service, path, stop_writes=args.stop_writes_on_save_error)
+    state = persistence.StateFile(
+        service, path, stop_writes=args.stop_writes_on_save_error, progress=progress
+    )
     try:
         loaded = state.open()
     except persistence.StateFileError as exc:
@@ -585,7 +596,7 @@ def _final_save(state: StateFile) -> int:
     from idv_mock import persistence
 
     try:
-        state.save_if_changed()
+        state.save_if_changed(shown=True)
     except Exception as exc:  # one clear line, whatever went wrong
         since = state.health.last_save_at or "the start"
         error = persistence.describe_error(exc)

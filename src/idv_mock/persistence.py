@@ -36,9 +36,12 @@ from idv_mock.backend import InvalidInput, Service
 from idv_mock.clock import iso
 from idv_mock.gc_pause import no_gc
 from idv_mock.jsondepth import STATE_DEPTH, too_deep
+from idv_mock.progress import SILENT, Progress
 
 _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')
 LOG = logging.getLogger("idv_mock.state_file")
+MB = 1 << 20
+CHUNK = 16 * MB  # read and written in pieces this big, each a step of the progress line
 _STALE = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.tmp")
 
 
@@ -57,19 +60,24 @@ def _tmp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
-def save(service: Service, path: Path, epoch: int = 0) -> None:
-    """Write the whole state to ``path`` atomically; on failure nothing is left behind."""
+def save(service: Service, path: Path, epoch: int = 0, progress: Progress = SILENT) -> None:
+    """Write the whole state to ``path`` atomically; on failure nothing is left behind.
+    ``progress``: where the write shows how far it is (in MB)."""
     with no_gc():  # the export builds a list per submission (duplicate keys)
         body = memoryview(service.export_state_json())[1:]  # after the document's "{"
     header = b'{"state_file":{"epoch":%d,"sha256":"%s"},' % (epoch, _digest(epoch, body).encode())
     tmp = _tmp_path(path)
+    task = progress.task("saving", len(body), "MB", scale=MB)
     try:
         with tmp.open("wb") as out:
             out.write(header)
-            out.write(body)
+            for at in range(0, len(body), CHUNK):
+                out.write(body[at : at + CHUNK])
+                task.add(len(body[at : at + CHUNK]))
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
+        task.end()
     except BaseException:
         with contextlib.suppress(OSError):  # the save's own error is the one to report
             tmp.unlink(missing_ok=True)
@@ -89,10 +97,10 @@ class Loaded:
     epoch: int
 
 
-def read(path: Path) -> Loaded:
+def read(path: Path, progress: Progress = SILENT) -> Loaded:
     """Read and check ``path``: a file with a matching digest skips the schema check."""
     try:
-        raw = path.read_bytes()
+        raw = _read_bytes(path, progress)
         with no_gc():  # millions of new objects: no collection walking them again and again
             doc = orjson.loads(raw)
     except (OSError, orjson.JSONDecodeError) as exc:
@@ -111,7 +119,28 @@ def read(path: Path) -> Loaded:
     return Loaded(doc, epoch)
 
 
-def _verified(raw: bytes) -> tuple[int, bool]:
+def _read_bytes(path: Path, progress: Progress) -> bytes | bytearray:
+    """The file's bytes, read in chunks so a large one shows how far it is (into one
+    buffer: no second copy of a file of hundreds of MB)."""
+    with path.open("rb") as found:
+        size = os.fstat(found.fileno()).st_size
+        if size < CHUNK:
+            return found.read()
+        task = progress.task("reading", size, "MB", scale=MB)
+        raw = bytearray(size)
+        view, at = memoryview(raw), 0
+        while at < size:
+            got = found.readinto(view[at : at + CHUNK])
+            if not got:
+                break
+            at += got
+            task.add(got)
+        task.end()
+        del view
+        return raw if at == size else raw[:at]
+
+
+def _verified(raw: bytes | bytearray) -> tuple[int, bool]:
     """The header's epoch and whether its digest matches the rest of the file."""
     found = _HEADER.match(raw)
     if found is None:
@@ -151,17 +180,18 @@ def _check_foreign(path: Path, doc: dict[str, Any]) -> None:
         raise StateFileError(f"{path}: not an idv-mock state file ({detail}); not overwriting it")
 
 
-def load(service: Service, path: Path) -> bool:
+def load(service: Service, path: Path, progress: Progress = SILENT) -> bool:
     """Load ``path`` into ``service`` if it exists; False when there is no file yet."""
-    return _load(service, path) is not None
+    return _load(service, path, progress) is not None
 
 
-def _load(service: Service, path: Path) -> Loaded | None:
+def _load(service: Service, path: Path, progress: Progress = SILENT) -> Loaded | None:
     if not path.exists():
         return None
-    loaded = read(path)
+    loaded = read(path, progress)
     try:
-        service.import_state(loaded.doc, validate=False, give=True)  # checked once, above
+        # checked once, above
+        service.import_state(loaded.doc, validate=False, give=True, progress=progress)
     except InvalidInput as exc:
         raise StateFileError(f"{path}: {exc}; not overwriting it") from None
     return loaded
@@ -195,8 +225,16 @@ class StateFile:
     file. Every outcome is recorded in ``service.save_health``.
     """
 
-    def __init__(self, service: Service, path: Path, *, stop_writes: bool = True) -> None:
+    def __init__(
+        self,
+        service: Service,
+        path: Path,
+        *,
+        stop_writes: bool = True,
+        progress: Progress = SILENT,
+    ) -> None:
         self.service, self.path = service, path
+        self.progress = progress  # shown by the load, the first save and ``save(shown=True)``
         self.health = service.save_health
         self.health.path, self.health.stop_writes = str(path), stop_writes
         self._lock = threading.Lock()
@@ -211,7 +249,7 @@ class StateFile:
         a save that fails now is a ``StateFileError`` (the server does not start)."""
         remove_stale_temporaries(self.path)
         with no_gc():  # a large file is millions of objects: collect none of them meanwhile
-            loaded = _load(self.service, self.path)
+            loaded = _load(self.service, self.path, self.progress)
             if loaded is not None and loaded.epoch >= MAX_EPOCH:  # checked before writing
                 raise StateFileError(
                     f"{self.path}: state_file.epoch is {MAX_EPOCH}, the last one: this start "
@@ -221,7 +259,7 @@ class StateFile:
             self.health.epoch = (loaded.epoch if loaded else 0) + 1
             self.service.factory.set_epoch(self.health.epoch)
             try:
-                self.save()
+                self.save(shown=True)
             except OSError as exc:
                 error = describe_error(exc)
                 raise StateFileError(f"{self.path}: cannot save the state file ({error})") from None
@@ -233,23 +271,24 @@ class StateFile:
     def changed(self) -> bool:
         return self._saved != self._marker() or bool(self.health.consecutive_failures)
 
-    def save(self) -> None:
-        """Save now; raises (and records) the failure."""
+    def save(self, shown: bool = False) -> None:
+        """Save now; raises (and records) the failure. ``shown``: with its progress (the
+        first and the last save; periodic ones stay quiet while the server answers)."""
         with self._lock:
             marker = self._marker()  # before the export: a change during it saves again later
             try:
-                save(self.service, self.path, self.health.epoch)
+                save(self.service, self.path, self.health.epoch, self.progress if shown else SILENT)
             except Exception as exc:
                 self.health.failed(describe_error(exc))
                 raise
             self._saved = marker
             self.health.succeeded(iso(datetime.now(timezone.utc)))
 
-    def save_if_changed(self) -> bool:
+    def save_if_changed(self, shown: bool = False) -> bool:
         """Save when anything changed since the last save (or it failed); True if it saved."""
         if not self.changed():
             return False
-        self.save()
+        self.save(shown)
         return True
 
 

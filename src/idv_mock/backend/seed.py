@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.fake.factory import IDENTITY_KEYS, SubmissionFactory
+from idv_mock.progress import Progress
 
 SPAN = timedelta(days=120)
 QUIET = timedelta(hours=1)  # the newest seeded result lands before the clock's start
@@ -31,17 +32,23 @@ def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datet
     return out
 
 
-def seed(factory: SubmissionFactory, end: datetime, count: int, create: Create) -> None:
+def seed(
+    factory: SubmissionFactory, end: datetime, count: int, create: Create, progress: Progress
+) -> None:
     """Create ``count`` submissions through ``create`` (the project's creation path).
 
     Of each one only what a later one may re-use is kept (as a tuple of its strings, not
     the submission), so seeding 100k holds no second copy of them.
     """
     made: list[Reusable] = []
+    task = progress.task("seeding", count, "submissions")
+    step = task.add
     for when in moments(factory, end, count):
         overrides = _mix(factory, made)
         overrides.setdefault("aml", _screened(factory))
         made.append(_reusable(create(overrides, when)))
+        step()
+    task.end()
 
 
 # userid, email, selfie image, then the IDENTITY_KEYS values (None where absent)

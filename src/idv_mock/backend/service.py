@@ -24,7 +24,16 @@ from typing import Any, ClassVar
 import orjson
 
 from idv_mock import schemas
-from idv_mock.backend import derive, duplicates, edits, events, seed, snapshots, views
+from idv_mock.backend import (
+    derive,
+    duplicates,
+    edits,
+    events,
+    prebuilt,
+    seed,
+    snapshots,
+    views,
+)
 from idv_mock.backend.calls import Calls, JournalReader
 from idv_mock.backend.core import Core
 from idv_mock.backend.dashboard_reads import DashboardReads
@@ -51,6 +60,7 @@ from idv_mock.clock import Clock, iso, stamp
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
 from idv_mock.gc_pause import no_gc
 from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
+from idv_mock.progress import SILENT, Progress
 from idv_mock.webhooks import HostRule, WebhookDispatcher
 
 Submission = dict[str, Any]
@@ -80,11 +90,17 @@ class ServiceConfig:
 
 class Service(MovedNames):
     def __init__(
-        self, config: ServiceConfig | None = None, start: dict[str, Any] | None = None
+        self,
+        config: ServiceConfig | None = None,
+        start: dict[str, Any] | None = None,
+        progress: Progress = SILENT,
     ) -> None:
         """``start``: the seeded start state as ``export_state`` gave it for this same
         config (the pytest plugin keeps one in pytest's cache), restored instead of seeding
-        again: no Faker to load, and byte for byte what seeding would make."""
+        again: no Faker to load, and byte for byte what seeding would make. Without it, a
+        start built ahead for this config (``prebuilt.py``: the default one is shipped)
+        is restored the same way, if there is one for the installed code. ``progress``:
+        where seeding shows how far it is (``idv-mock serve`` on a terminal)."""
         self.config = cfg = config or ServiceConfig()
         self.settings = self._checked_settings({"auth_errors": cfg.auth_errors})
         rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
@@ -115,9 +131,11 @@ class Service(MovedNames):
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
+        # made from the start shipped with the package (a cache of it would be a copy)
+        self.started_prebuilt = start is None and (start := prebuilt.load(cfg)) is not None
         if start is None:
             with no_gc():
-                self._seed()
+                self._seed(progress)
         else:
             self._restore(start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
@@ -163,7 +181,7 @@ class Service(MovedNames):
         self.calls.reader = reader
 
     # --- start state ---
-    def _seed(self) -> None:
+    def _seed(self, progress: Progress) -> None:
         cfg = self.config
         spec = {"project_id": cfg.project_id, "api_key": cfg.api_key, "admins": list(cfg.admins)}
         project = self.create_project({**spec, "options": cfg.options})
@@ -175,7 +193,7 @@ class Service(MovedNames):
             return self._create(project, overrides, when, mirrored=shared)
 
         with self.factory.pooled(cfg.seed_count):
-            seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create)
+            seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, progress)
         self.factory.reseed(cfg.random_seed + POST_SEED)
         opened = iso(self.clock.peek())
         project.monitoring.add(Worklist(DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, True, opened))
@@ -194,10 +212,15 @@ class Service(MovedNames):
             self._core.routes.clear()
             self.settings = {"auth_errors": self.config.auth_errors}  # the serve flag's value
 
-    def _restore(self, state: dict[str, Any]) -> None:
+    def _restore(self, state: dict[str, Any], progress: Progress = SILENT) -> None:
         """Make ``state`` (already checked and owned) the live state and every project's start."""
+        total = sum(len(p.get("submissions", ())) for p in state["projects"])
+        task = progress.task("loading", total, "submissions")
         with no_gc():
-            projects = [snapshots.import_project(p, state["clock"]) for p in state["projects"]]
+            projects = [
+                snapshots.import_project(p, state["clock"], task.add) for p in state["projects"]
+            ]
+        task.end()
         if len({p.api_key for p in projects}) != len(projects):
             raise InvalidInput("two projects share an api_key")
         if len({p.project_id for p in projects}) != len(projects):
@@ -732,11 +755,17 @@ class Service(MovedNames):
             return orjson.dumps(doc)  # under the lock: the document shares live objects
 
     def import_state(
-        self, state: dict[str, Any], *, validate: bool = True, give: bool = False
+        self,
+        state: dict[str, Any],
+        *,
+        validate: bool = True,
+        give: bool = False,
+        progress: Progress = SILENT,
     ) -> None:
         """Replace the whole state; an invalid document changes nothing. ``validate=False``:
         the caller checked it (depth and schema); ``give``: the caller hands ``state`` over
-        (no copy: a large state file loads in half the time)."""
+        (no copy: a large state file loads in half the time); ``progress``: where loading
+        shows how far it is."""
         if validate and too_deep(state, STATE_DEPTH):
             raise InvalidInput("invalid state document", [STATE_MESSAGE])
         problems = schemas.errors("state.json", state) if validate else []
@@ -744,7 +773,7 @@ class Service(MovedNames):
             raise InvalidInput("invalid state document", problems)
         with no_gc():
             own = state if give else snapshots.owned(state)  # callers keep theirs
-        self._restore(own)
+        self._restore(own, progress)
 
 
 def _sendable(respond: Any) -> list[str]:

@@ -6,6 +6,7 @@ taking one or resetting from one copies indexes, never submissions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -72,9 +73,12 @@ def owned(doc: Any) -> Any:
     return orjson.loads(orjson.dumps(doc))
 
 
-def import_project(doc: dict[str, Any], clock: dict[str, Any]) -> Project:
+def import_project(
+    doc: dict[str, Any], clock: dict[str, Any], step: Callable[[], None] = lambda: None
+) -> Project:
     """A project from its state document (already validated against the schema);
-    ``clock``: the document's own, for a project saved before each had one."""
+    ``clock``: the document's own, for a project saved before each had one; ``step`` is
+    called after each submission (the progress of a large load)."""
     spec = doc["project"]
     project = Project.from_checked(spec, spec.get("created_at", ""))
     project.clock = Clock.restore(doc.get("clock") or clock)
@@ -103,4 +107,5 @@ def import_project(doc: dict[str, Any], clock: dict[str, Any]) -> Project:
         project.store.add(
             sub, [tuple(k) for k in keys] if keys is not None else duplicates.keys_of(sub)
         )
+        step()
     return project
