@@ -158,7 +158,7 @@ def _serves_and_runs_the_plugin(venv: Path, folder: Path, env: dict[str, str]) -
     assert "1 passed" in done.stdout
     # the default start ships in the wheel, under the key the installed code gives it
     cold = "import sys; from idv_mock import Service; Service(); print('faker' in sys.modules)"
-    done = subprocess.run([str(bin_dir / "python"), "-c", cold], cwd=tmp_path, env=env,
+    done = subprocess.run([str(bin_dir / "python"), "-c", cold], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert (done.returncode, done.stdout) == (0, "False\n"), done.stderr[-3000:]
 
