@@ -105,6 +105,10 @@ class Service(MovedNames):
         self.clocks.on("monitoring_cycle", self.screening.monitoring_cycle)
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
+        # contract coverage (docs/coverage.md): counts by project id, kept across resets
+        self.coverage = core.coverage
+        self.coverage.time_rules = self.clocks.rules
+        webhooks.observe = self._observe_webhook
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -117,6 +121,33 @@ class Service(MovedNames):
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
+
+    def coverage_report(self, project_id: str | None = None) -> dict[str, Any]:
+        """Contract coverage (docs/coverage.md) of one project, or of all projects."""
+        with self._lock:
+            if project_id is None:
+                return self.coverage.report()
+            if project_id not in self.projects and project_id not in self.coverage.projects:
+                raise NotFound(f"project {project_id} not found")
+            return self.coverage.report([project_id])
+
+    def clear_coverage(self, project_id: str | None = None) -> list[str]:
+        """Forget the coverage counts (of one project, or all); the projects cleared."""
+        with self._lock:
+            if project_id is not None and project_id not in self.projects:
+                raise NotFound(f"project {project_id} not found")
+            cleared = sorted(self.coverage.projects) if project_id is None else [project_id]
+            self.coverage.clear(project_id)
+            return cleared
+
+    def _observe_webhook(
+        self, project_id: str, what: str, receiver: str | None, first: bool
+    ) -> None:
+        """A webhook attempt or a delivery lever, counted for contract coverage."""
+        if receiver is None:
+            self.coverage.note(project_id, "delivery " + what.removeprefix("lever "))
+        else:
+            self.coverage.webhook_seen(project_id, what, receiver, first)
 
     # --- what the core holds, read here as before ---
     @property
