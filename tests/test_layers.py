@@ -35,7 +35,10 @@ LAYERS: dict[int, tuple[str, ...]] = {
     2: ("backend",),
     3: ("serving",),
     4: ("api", "web", "openapi"),
-    5: ("persistence", "verify", "strategies", "scenarios", "intercept", "resilience", "idv_mock"),
+    5: (
+        *("persistence", "verify", "strategies", "scenarios", "intercept", "resilience"),
+        *("coverage", "idv_mock"),
+    ),
     6: ("cli",),
 }
 # third-party packages a layer must not import, whatever its number
@@ -77,6 +80,7 @@ PLUGIN_INIT_USES = (
     "pytest_idv_mock.fixtures",
     "pytest",
     "idv_mock.resilience.runner",
+    "idv_mock.coverage.session",  # under --idv-coverage
     "idv_mock.compat",  # standard library only: idv_mock off pytest's assert rewriting
 )
 

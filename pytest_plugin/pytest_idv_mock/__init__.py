@@ -92,6 +92,15 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
         help="where resilience.json and resilience.html are written",
     )
     group.addoption(
+        "--idv-coverage",
+        nargs="?",
+        const=".idv-coverage",
+        default=None,
+        metavar="DIR",
+        help="report the contract coverage (what the suite made the mock do) in DIR "
+        "(default .idv-coverage): coverage.json, coverage.html and a terminal summary",
+    )
+    group.addoption(
         "--idv-resilience-jobs",
         type=int,
         default=1,
@@ -107,9 +116,33 @@ def pytest_configure(config: Any) -> None:
         config.addinivalue_line("markers", line)
     fixtures = importlib.import_module("pytest_idv_mock.fixtures")
     config.pluginmanager.register(fixtures, "idv_mock.fixtures")
+    coverage_dir = config.getoption("idv_coverage", None)
+    if coverage_dir is not None:
+        check_coverage_dir(config, coverage_dir)
+        session = importlib.import_module("idv_mock.coverage.session")
+        recorder = session.SessionCoverage(coverage_dir, hasattr(config, "workerinput"))
+        config.pluginmanager.register(recorder, session.PLUGIN_NAME)
     out = os.environ.get(OUT_ENV)
     if out and not hasattr(config, "workerinput"):  # xdist's workers relay their reports
         config.pluginmanager.register(OutcomeRecorder(out), "idv_mock.resilience_outcomes")
+
+
+def check_coverage_dir(config: Any, value: str) -> None:
+    """``--idv-coverage tests/`` takes ``tests/`` as its directory (an optional value, as
+    pytest-cov's ``--cov``): refused when that is a test file or folder, with the way out."""
+    args = list(config.invocation_params.args)
+    spaced = any(args[n] == "--idv-coverage" and args[n + 1] == value for n in range(len(args) - 1))
+    if spaced and (value.endswith(".py") or (os.path.isdir(value) and _has_tests(value))):
+        import pytest
+
+        raise pytest.UsageError(
+            f"--idv-coverage took {value} as the report's directory: write "
+            f"--idv-coverage=DIR, or put --idv-coverage after the test paths"
+        )
+
+
+def _has_tests(folder: str) -> bool:
+    return any(name.endswith(".py") for name in os.listdir(folder))
 
 
 def check_pytest_version(version: str) -> None:

@@ -160,7 +160,15 @@ def _idv_session_service(
     with no_gc():
         service = _started_service(idv_service_config, pytestconfig)
     yield service
+    _coverage_taken(pytestconfig, service)
     service.close()
+
+
+def _coverage_taken(config: pytest.Config, service: Service) -> None:
+    """Under ``--idv-coverage``: hand a service the fixtures are done with to the report."""
+    recorder = config.pluginmanager.get_plugin("idv_mock.coverage")
+    if recorder is not None:
+        recorder.take(service)
 
 
 def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Service:
@@ -246,6 +254,7 @@ def idv_service(
         _set_levers(service, "default", dict(delivery.kwargs))
     yield service
     if service is not _idv_session_service:
+        _coverage_taken(request.config, service)
         service.close()
 
 

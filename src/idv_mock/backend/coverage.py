@@ -49,7 +49,6 @@ class Item:
     kind: str
     id: str
     area: str
-    rank: int
     how: str
 
 
@@ -66,7 +65,7 @@ def _response_items() -> tuple[Item, ...]:
         head = f"{op.method} {op.path}"
         for status in _success_statuses(op):
             how = f"call {head} as the spec describes it"
-            found.append(Item("response", f"{head} {status}", op.tag, RANKS["response"], how))
+            found.append(Item("response", f"{head} {status}", op.tag, how))
         seen: set[str] = set()
         for entry in op.family.entries:
             if entry.key in seen:
@@ -76,7 +75,7 @@ def _response_items() -> tuple[Item, ...]:
             fault = f"POST /__admin/projects/{{project}}/faults {orjson.dumps(rule).decode()}"
             how = fault if entry.fault_only else f"send a call the mock refuses so, or {fault}"
             item_id = f"{head} {entry.status} {entry.key}"
-            found.append(Item("response", item_id, op.tag, RANKS["error"], how))
+            found.append(Item("response", item_id, op.tag, how))
     return tuple(found)
 
 
@@ -91,28 +90,28 @@ def catalogue(time_rules: Iterable[str]) -> tuple[Item, ...]:
     items = list(_response_items())
     for trigger in EVENT_NAMES:
         how = f"idv-mock trigger {trigger}"
-        items.append(Item("webhook", f"webhook {trigger}", "webhooks", RANKS["webhook"], how))
+        items.append(Item("webhook", f"webhook {trigger}", "webhooks", how))
     for rule in time_rules:
         how = f"have a {rule} fall due, then POST /__admin/projects/{{project}}/clock/advance"
-        items.append(Item("time", f"time {rule}", "time", RANKS["time"], how))
+        items.append(Item("time", f"time {rule}", "time", how))
     for lever in _levers():
         how = (
             f"@pytest.mark.idv_webhook_delivery({lever}=...), or PUT "
             f'/__admin/projects/{{project}}/webhook-delivery {{"{lever}": ...}}'
         )
-        items.append(Item("delivery", f"delivery {lever}", "delivery", RANKS["delivery"], how))
+        items.append(Item("delivery", f"delivery {lever}", "delivery", how))
     for step in STEPS:
         how = "open a hosted-form link (POST /__admin/projects/{project}/hosted-submissions)"
         if step != STEPS[0]:
             how = f"walk the hosted form to its {step} step"
-        items.append(Item("page", f"page {STEP_PAGE}{step}", "hosted form", RANKS["page"], how))
+        items.append(Item("page", f"page {STEP_PAGE}{step}", "hosted form", how))
     seen: set[str] = set()
     for entry in errors.LIVEFORM.entries:
         if entry.key not in seen:
             seen.add(entry.key)
             how = f"a link or step the form refuses with {entry.code}: {entry.message}"
             page = f"page {ERROR_PAGE}{entry.key}"
-            items.append(Item("page", page, "hosted form", RANKS["page"], how))
+            items.append(Item("page", page, "hosted form", how))
     return tuple(items)
 
 
@@ -252,9 +251,8 @@ class Coverage:
     def report(self, project_ids: Iterable[str] | None = None) -> dict[str, Any]:
         """``{"catalogue", "met", "items", "never"}`` (the control API's answer)."""
         counts, receivers = self.merged(project_ids)
-        items = catalogue(self.time_rules)
         shown: list[dict[str, Any]] = []
-        for item in items:
+        for item in catalogue(self.time_rules):
             row: dict[str, Any] = {
                 "kind": item.kind,
                 "id": item.id,
@@ -265,17 +263,48 @@ class Coverage:
                 row["receiver"] = receivers.get(item.id, {})
             row["how"] = item.how
             shown.append(row)
-        order = {item.id: n for n, item in enumerate(items)}
-        never = sorted(
-            (item for item in items if not counts.get(item.id)),
-            key=lambda item: (item.rank, order[item.id]),
-        )
-        return {
-            "catalogue": len(items),
-            "met": sum(1 for item in items if counts.get(item.id)),
-            "items": shown,
-            "never": [item.id for item in never],
-        }
+        return summed(shown)
+
+
+def summed(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report of catalogue rows (in catalogue order) with their counts: ``met`` and the
+    ranked ``never`` follow from them."""
+    order = {row["id"]: n for n, row in enumerate(items)}
+    never = sorted(
+        (row for row in items if not row["count"]),
+        key=lambda row: (rank_of(row["kind"], row["id"]), order[row["id"]]),
+    )
+    return {
+        "catalogue": len(items),
+        "met": sum(1 for row in items if row["count"]),
+        "items": items,
+        "never": [row["id"] for row in never],
+    }
+
+
+def combine(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Several reports of one catalogue (a session's services, xdist's workers) as one."""
+    rows: dict[str, dict[str, Any]] = {}
+    for doc in reports:
+        for row in doc["items"]:
+            mine = rows.get(row["id"])
+            if mine is None:
+                rows[row["id"]] = {
+                    **row,
+                    **({"receiver": dict(row["receiver"])} if "receiver" in row else {}),
+                }
+                continue
+            mine["count"] += row["count"]
+            for cls, n in row.get("receiver", {}).items():
+                mine["receiver"][cls] = mine["receiver"].get(cls, 0) + n
+    return summed(list(rows.values()))
+
+
+def rank_of(kind: str, item_id: str) -> int:
+    """Where a never-met item goes (``RANKS``): an error answer's id names its error."""
+    if kind == "response" and len(item_id.split(" ")) == 4:
+        return RANKS["error"]
+    return RANKS[kind]
 
 
 def receiver_class(status: int | None) -> str:
