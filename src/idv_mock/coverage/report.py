@@ -47,7 +47,8 @@ STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#1b1f24;max-width:72rem}
 h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:2rem} table{border-collapse:collapse}
 th,td{border:1px solid #d0d7de;padding:.3rem .55rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa} tr.met td.state{background:#dafbe1} tr.never td.state{background:#ffebe9}
+th{background:#f6f8fa} td.state{white-space:nowrap} tr.met td.state{background:#dafbe1}
+tr.never td.state{background:#ffebe9}
 code{font-size:12px} .how{font-size:12px;color:#57606a} .bar{display:inline-block;height:.7rem;
 background:#2da44e;vertical-align:middle} .track{display:inline-block;width:8rem;height:.7rem;
 background:#ffebe9;vertical-align:middle;margin-right:.4rem}
