@@ -60,6 +60,8 @@ RESILIENCE_FLAGS = (  # take a value
     "--idv-resilience-jobs",
 )
 OUT_ENV = "IDV_MOCK_RESILIENCE_OUT"
+WEBHOOKS_PROPERTY = "idv_mock_webhooks"  # a test's webhooks, in a resilience run's report
+DETAIL_CHARS = 2000
 # the lowest pytest the fixtures work with (tried: 6.2.5, 7.0.0, 7.0.1, 7.4.4, 8.0.2, 8.3.5,
 # 8.4.2, 9.x): 6.2's cache has no mkdir, where the session's start state is kept
 PYTEST_FLOOR = (7, 0)
@@ -202,23 +204,37 @@ class OutcomeRecorder:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.outcomes: dict[str, dict[str, str]] = {}
+        self.outcomes: dict[str, dict[str, Any]] = {}
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        found = self.outcomes.setdefault(report.nodeid, {"outcome": "passed", "message": ""})
+        found: dict[str, Any] = self.outcomes.setdefault(
+            report.nodeid, {"outcome": "passed", "message": ""}
+        )
         if report.failed:
             first = found["outcome"] == "passed"
             found["outcome"] = "failed" if report.when == "call" else "error"
             if first:
                 found["message"] = first_line(report)
+                found["detail"] = failure_text(report)
         elif report.skipped and found["outcome"] == "passed":
             found["outcome"] = "skipped"
+        for name, value in getattr(report, "user_properties", ()):
+            if name == WEBHOOKS_PROPERTY:  # set by the fixtures at teardown (xdist relays it)
+                found["webhooks"] = value
 
     def pytest_sessionfinish(self) -> None:
         import json  # only in a profile's run: json imports re, which this module avoids
 
         with open(self.path, "w", encoding="utf-8") as out:
             json.dump(self.outcomes, out)
+
+
+def failure_text(report: Any) -> str:
+    """The failure as pytest explains it: the assertion's message and its ``where`` lines
+    (``assert 2 == 1`` alone does not say what was compared), up to ``DETAIL_CHARS``."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = str(crash.message) if crash is not None else str(report.longrepr).strip()
+    return text[:DETAIL_CHARS]
 
 
 def first_line(report: Any) -> str:

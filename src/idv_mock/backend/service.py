@@ -304,8 +304,11 @@ class Service(MovedNames):
             return project
 
     # --- fault rules ---
-    def add_fault(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
-        """Add a fault rule to a project; answers the rule with its ``id``."""
+    def add_fault(
+        self, project_id: str, spec: dict[str, Any], *, fallback: bool = False
+    ) -> dict[str, Any]:
+        """Add a fault rule to a project; answers the rule with its ``id``. ``fallback``: a
+        resilience profile's rule, which every other rule of the project goes before."""
         outcomes = [k for k in ("respond", "error", "fault") if k in spec]
         if len(outcomes) > 1:  # said plainly, not as the schema's three "not required" clauses
             problems = schemas.errors("fault_rule.json", spec, ignore=("not",))
@@ -316,7 +319,7 @@ class Service(MovedNames):
         if problems or "id" in spec or "hits" in spec:
             raise InvalidInput("invalid fault rule", problems or ["id and hits are read-only"])
         with self._lock:
-            return self.project(project_id).faults.add(spec).describe()
+            return self.project(project_id).faults.add(spec, fallback).describe()
 
     def faults(self, project_id: str) -> list[dict[str, Any]]:
         with self._lock:
