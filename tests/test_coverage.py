@@ -239,3 +239,12 @@ def test_every_project_or_one(http: httpx.Client, service: Service) -> None:
     assert count(every, "GET /v3/submission 200") == 1
     assert count(every, "GET /v3/submission 400 invalid_parameter") == 1
     assert every["met"] == 2
+
+
+def test_paths_with_ids_count_under_their_operation(http: httpx.Client, service: Service) -> None:
+    """A load test on ids keeps one count per operation, not one per id."""
+    for n in range(30):
+        assert http.get(f"/v3/projection/p-{n}").status_code == 404
+    assert http.get("/v3/nowhere").status_code == 404  # no operation's: not counted
+    assert count(report(http), "GET /v3/projection/{projectionId} 404 not_found") == 30
+    assert len(service.coverage.projects["default"].responses) == 1

@@ -164,7 +164,8 @@ class Counts:
     __slots__ = ("other", "receivers", "responses")
 
     def __init__(self) -> None:
-        self.responses: dict[tuple[str, str, int], int] = {}  # method, raw path, status
+        # (method, operation path [and error key], status) -> count
+        self.responses: dict[tuple[str, str, int], int] = {}
         self.other: dict[str, int] = {}  # item id -> count
         self.receivers: dict[str, dict[str, int]] = {}  # webhook item id -> class -> count
 
@@ -186,15 +187,21 @@ class Coverage:
         return found
 
     def response(self, project_id: str, method: str, path: str, status: int, body: bytes) -> None:
-        """An API call's answer (under the service's lock: ``Calls.record``). A success is
-        counted by its raw path (templated when read); an error by its catalogue entry."""
-        counts = self.projects.get(project_id) or self.counts(project_id)
-        if status >= 400:
+        """An API call's answer (under the service's lock: ``Calls.record``), counted by its
+        operation's path (so the keys stay few: a path with ids is one key), and for an
+        error by its catalogue entry. A call of no operation is not counted."""
+        try:
+            tpl = _TEMPLATES[path]  # the plain case: one look-up
+        except KeyError:
             tpl = template(path)
-            if tpl is None:
-                return
-            path = f"{tpl} {error_key(method, tpl, body)}"
-        key = (method, path, status)
+        if tpl is None:
+            return
+        counts = self.projects.get(project_id)
+        if counts is None:
+            counts = self.counts(project_id)
+        if status >= 400:
+            tpl = f"{tpl} {error_key(method, tpl, body)}"
+        key = (method, tpl, status)
         responses = counts.responses
         responses[key] = responses.get(key, 0) + 1
 
@@ -232,15 +239,11 @@ class Coverage:
         with self.lock:
             chosen = [c for pid, c in self.projects.items() if wanted is None or pid in wanted]
             for c in chosen:
-                for (method, raw, status), n in c.responses.items():
-                    if status < 400:
-                        tpl = template(raw)
-                        if tpl is None:
-                            continue
-                        item_id = f"{method} {tpl} {status}"
-                    else:
-                        tpl, _, key = raw.partition(" ")
-                        item_id = f"{method} {tpl} {status} {key}"
+                for (method, where, status), n in c.responses.items():
+                    tpl, _, key = where.partition(" ")  # an error's key follows its path
+                    item_id = (
+                        f"{method} {tpl} {status} {key}" if key else f"{method} {tpl} {status}"
+                    )
                     counts[item_id] = counts.get(item_id, 0) + n
                 for item_id, n in c.other.items():
                     counts[item_id] = counts.get(item_id, 0) + n
