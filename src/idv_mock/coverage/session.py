@@ -11,6 +11,7 @@ not something the suite made the mock do.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -54,6 +55,8 @@ class SessionCoverage:
         for part in sorted(parts.glob("part-*.json")):
             found.append(json.loads(part.read_text(encoding="utf-8")))
             part.unlink()
+        with contextlib.suppress(OSError):  # the folder this session made, now empty
+            parts.rmdir()
         if not found or not _writes_here():
             return
         self.doc = combine(found)
