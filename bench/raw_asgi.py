@@ -15,6 +15,7 @@ from report import Row, verdict
 
 PATH = "/v3/submission"
 RAW_FACTOR = 0.7  # mock GET by id / raw ASGI, at least
+COUNTED_FACTOR = 0.97  # contract coverage's counting costs at most 3% of GET throughput
 LABEL = "raw ASGI callable, no framework, pre-serialized bytes"
 
 Message = dict[str, Any]
@@ -72,9 +73,13 @@ def rows(summary: dict[str, Any]) -> list[Row]:
     mock = summary.get("mock_get_by_id", {}).get("vs_baseline_raw")
     if mock is not None:
         ok = mock >= RAW_FACTOR
+        label = "mock GET by id (coverage counted) vs raw ASGI"
+        found.append(Row(part, label, f"{mock:.3g}x", f">= {RAW_FACTOR}x", verdict(ok)))
+    counted = summary.get("mock_get_by_id", {}).get("vs_mock_get_by_id_uncounted")
+    if counted is not None:
+        label = "mock GET by id, coverage counted vs not"
+        target = f">= {COUNTED_FACTOR}x"
         found.append(
-            Row(
-                part, "mock GET by id vs raw ASGI", f"{mock:.3g}x", f">= {RAW_FACTOR}x", verdict(ok)
-            )
+            Row(part, label, f"{counted:.3g}x", target, verdict(counted >= COUNTED_FACTOR))
         )
     return found

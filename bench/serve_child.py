@@ -7,6 +7,7 @@ mock only in what the application does per request.
 
 Kinds:
 - ``mock``: the mock's app over ``benchstate.build_service()``;
+- ``mock-uncounted``: the same with contract coverage's counting off, to measure its cost;
 - ``bytes``: bare Starlette answering GET /v3/submission with the stored body as
   pre-serialized bytes (the ceiling for any Python ASGI mock);
 - ``dict``: the same body kept as a dict and serialized with orjson on every request.
@@ -42,17 +43,19 @@ def bare_app(body: bytes, per_request: bool) -> Starlette:
     return Starlette(routes=[Route("/v3/submission", endpoint, methods=["GET"])])
 
 
-def mock_app() -> Any:
+def mock_app(counted: bool = True) -> Any:
     from benchstate import build_service
 
     from idv_mock import create_app
 
-    return create_app(build_service())
+    service = build_service()
+    service.coverage.recording = counted
+    return create_app(service)
 
 
 def app_for(kind: str, body_file: str | None) -> Any:
-    if kind == "mock":
-        return mock_app()
+    if kind in ("mock", "mock-uncounted"):
+        return mock_app(counted=kind == "mock")
     if body_file is None:
         raise SystemExit(f"{kind} needs a body file")
     if kind == "raw":  # no framework at all: the ceiling (raw_asgi.py)

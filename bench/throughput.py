@@ -61,6 +61,7 @@ def run(plan: Plan, calls: list[Call], body: bytes, tmp: Path) -> Outcome:
         runner.baseline("baseline_bytes", "bytes", body_file, calls[0])
         runner.baseline("baseline_dict", "dict", body_file, calls[0])
         runner.mock(calls, body)
+        runner.uncounted(calls[0])  # GET by id with coverage's counting off
         for name, server in stubs.items():
             runner.stub(name, server, calls[0])
         outcome.rounds.append(results)
@@ -149,6 +150,14 @@ class _Runner:
             for call in calls:
                 self.measure("mock_" + call.name, server.port, call, call.api_key)
 
+    def uncounted(self, by_id: Call) -> None:
+        server = servers.python_server("mock-uncounted", "/v3" + by_id.path)
+        with servers.running(server, self.tmp):
+            self.measure(UNCOUNTED, server.port, by_id, by_id.api_key)
+
+
+UNCOUNTED = "mock_get_by_id_uncounted"
+
 
 def check_mock(port: int, calls: list[Call], body: bytes) -> None:
     """Every workload answers 2xx before it is loaded; GET by id answers the stubs' bytes."""
@@ -192,7 +201,8 @@ def summary(outcome: Outcome) -> dict[str, dict[str, Any]]:
             "socket_errors": sum(r.socket_errors for r in runs),
             "rounds": [r.as_dict() for r in runs],
         }
-        for base in ("baseline_raw", "baseline_bytes", "baseline_dict", "wiremock", "prism"):
+        bases = ("baseline_raw", "baseline_bytes", "baseline_dict", "wiremock", "prism", UNCOUNTED)
+        for base in bases:
             ratios = [r[name].rps / r[base].rps for r in outcome.rounds if name in r and base in r]
             if ratios:
                 out[name][f"vs_{base}"] = statistics.median(ratios)

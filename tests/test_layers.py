@@ -47,6 +47,7 @@ LAYERS: dict[int, tuple[str, ...]] = {
         "scenarios",
         "intercept",
         "resilience",
+        "coverage",
         "idv_mock",
     ),
     6: ("cli",),
@@ -90,6 +91,7 @@ PLUGIN_INIT_USES = (
     "pytest_idv_mock.fixtures",
     "pytest",
     "idv_mock.resilience.runner",
+    "idv_mock.coverage.session",  # under --idv-coverage
     "idv_mock.compat",  # standard library only: idv_mock off pytest's assert rewriting
 )
 

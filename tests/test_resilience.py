@@ -11,7 +11,9 @@ everywhere.
 
 from __future__ import annotations
 
+import html as html_lib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +137,7 @@ def grid(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert (out / "resilience.html").read_text().startswith("<!doctype html>")
     doc: dict[str, Any] = json.loads((out / "resilience.json").read_text())
     doc["stdout"] = done.stdout
+    doc["page"] = (out / "resilience.html").read_text()
     return doc
 
 
@@ -153,6 +156,35 @@ def test_report_trusting_app_fails_under_duplicates_and_reordered(grid: dict[str
     messages = {r["profile"]: r["message"] for r in grid["regressions"] if r["test"] == TRUSTING}
     assert messages["duplicates"] == "AssertionError: assert 2 == 1"
     assert messages["reordered"] == "AssertionError: assert 'pending' == 'approved'"
+
+
+def test_a_failing_cell_explains_itself(grid: dict[str, Any]) -> None:
+    """The assertion's message with pytest's explanation, the webhooks the test received in
+    order, and a link to the test's part of the profile's log, kept in the same page."""
+    (row,) = [r for r in grid["tests"] if r["test"] == TRUSTING]
+    found = row["results"]["duplicates"]
+    assert found["detail"].startswith("AssertionError: assert 2 == 1")
+    assert "where 2 = len(" in found["detail"]  # what was compared, not only the values
+    events = [line.split(" ")[0] for line in found["webhooks"]]
+    twice = ["submission.submit", "submission.updated", "submission.approved"]
+    assert events == [event for event in twice for _ in range(2)]  # each delivered twice
+    assert all(line.endswith(": 200") for line in found["webhooks"])
+    assert "test_trusting_app_records_the_approval" in found["log_excerpt"].splitlines()[0]
+    assert "assert 2 == 1" in found["log_excerpt"]
+    page = grid["page"]
+    cell = re.search(r'<td class="fail" data-testid="cell-duplicates">(.*?)</td>', page, re.S)
+    assert cell is not None
+    shown = cell.group(1)
+    assert "where 2 = len(" in html_lib.unescape(shown)
+    assert "webhooks received, in order:" in shown
+    assert shown.count("submission.approved") == 2
+    link = re.search(r'<a href="#([^"]+)" data-testid="log-link">', shown)
+    assert link is not None
+    anchor = re.search(rf'<h3 id="{link.group(1)}">[^<]*</h3><pre[^>]*>([^<]*)</pre>', page, re.S)
+    assert anchor is not None and "assert 2 == 1" in html_lib.unescape(anchor.group(1))
+    assert "<script" not in page
+    for profile in grid["profiles"]:
+        assert f'data-testid="survive-{profile["name"]}"' in page
 
 
 def test_report_idempotent_app_passes_everywhere(grid: dict[str, Any]) -> None:

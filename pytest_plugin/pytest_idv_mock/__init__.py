@@ -63,6 +63,8 @@ RESILIENCE_FLAGS = (  # take a value
     "--idv-resilience-jobs",
 )
 OUT_ENV = "IDV_MOCK_RESILIENCE_OUT"
+WEBHOOKS_PROPERTY = "idv_mock_webhooks"  # a test's webhooks, in a resilience run's report
+DETAIL_CHARS = 2000
 # the lowest pytest the fixtures work with (tried: 6.2.5, 7.0.0, 7.0.1, 7.4.4, 8.0.2, 8.3.5,
 # 8.4.2, 9.x): 6.2's cache has no mkdir, where the session's start state is kept
 PYTEST_FLOOR = (7, 0)
@@ -95,6 +97,15 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
         help="where resilience.json and resilience.html are written",
     )
     group.addoption(
+        "--idv-coverage",
+        nargs="?",
+        const=".idv-coverage",
+        default=None,
+        metavar="DIR",
+        help="report the contract coverage (what the suite made the mock do) in DIR "
+        "(default .idv-coverage): coverage.json, coverage.html and a terminal summary",
+    )
+    group.addoption(
         "--idv-resilience-jobs",
         type=int,
         default=1,
@@ -110,9 +121,33 @@ def pytest_configure(config: Any) -> None:
         config.addinivalue_line("markers", line)
     fixtures = importlib.import_module("pytest_idv_mock.fixtures")
     config.pluginmanager.register(fixtures, "idv_mock.fixtures")
+    coverage_dir = config.getoption("idv_coverage", None)
+    if coverage_dir is not None:
+        check_coverage_dir(config, coverage_dir)
+        session = importlib.import_module("idv_mock.coverage.session")
+        recorder = session.SessionCoverage(coverage_dir, hasattr(config, "workerinput"))
+        config.pluginmanager.register(recorder, session.PLUGIN_NAME)
     out = os.environ.get(OUT_ENV)
     if out and not hasattr(config, "workerinput"):  # xdist's workers relay their reports
         config.pluginmanager.register(OutcomeRecorder(out), "idv_mock.resilience_outcomes")
+
+
+def check_coverage_dir(config: Any, value: str) -> None:
+    """``--idv-coverage tests/`` takes ``tests/`` as its directory (an optional value, as
+    pytest-cov's ``--cov``): refused when that is a test file or folder, with the way out."""
+    args = list(config.invocation_params.args)
+    spaced = any(args[n] == "--idv-coverage" and args[n + 1] == value for n in range(len(args) - 1))
+    if spaced and (value.endswith(".py") or (os.path.isdir(value) and _has_tests(value))):
+        import pytest
+
+        raise pytest.UsageError(
+            f"--idv-coverage took {value} as the report's directory: write "
+            f"--idv-coverage=DIR, or put --idv-coverage after the test paths"
+        )
+
+
+def _has_tests(folder: str) -> bool:
+    return any(name.endswith(".py") for name in os.listdir(folder))
 
 
 def check_pytest_version(version: str) -> None:
@@ -172,23 +207,37 @@ class OutcomeRecorder:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.outcomes: dict[str, dict[str, str]] = {}
+        self.outcomes: dict[str, dict[str, Any]] = {}
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        found = self.outcomes.setdefault(report.nodeid, {"outcome": "passed", "message": ""})
+        found: dict[str, Any] = self.outcomes.setdefault(
+            report.nodeid, {"outcome": "passed", "message": ""}
+        )
         if report.failed:
             first = found["outcome"] == "passed"
             found["outcome"] = "failed" if report.when == "call" else "error"
             if first:
                 found["message"] = first_line(report)
+                found["detail"] = failure_text(report)
         elif report.skipped and found["outcome"] == "passed":
             found["outcome"] = "skipped"
+        for name, value in getattr(report, "user_properties", ()):
+            if name == WEBHOOKS_PROPERTY:  # set by the fixtures at teardown (xdist relays it)
+                found["webhooks"] = value
 
     def pytest_sessionfinish(self) -> None:
         import json  # only in a profile's run: json imports re, which this module avoids
 
         with open(self.path, "w", encoding="utf-8") as out:
             json.dump(self.outcomes, out)
+
+
+def failure_text(report: Any) -> str:
+    """The failure as pytest explains it: the assertion's message and its ``where`` lines
+    (``assert 2 == 1`` alone does not say what was compared), up to ``DETAIL_CHARS``."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = str(crash.message) if crash is not None else str(report.longrepr).strip()
+    return text[:DETAIL_CHARS]
 
 
 def first_line(report: Any) -> str:

@@ -168,7 +168,15 @@ def _idv_session_service(
     with no_gc():
         service = _started_service(idv_service_config, pytestconfig)
     yield service
+    _coverage_taken(pytestconfig, service)
     service.close()
+
+
+def _coverage_taken(config: pytest.Config, service: Service) -> None:
+    """Under ``--idv-coverage``: hand a service the fixtures are done with to the report."""
+    recorder = config.pluginmanager.get_plugin("idv_mock.coverage")
+    if recorder is not None:
+        recorder.take(service)
 
 
 def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Service:
@@ -253,8 +261,33 @@ def idv_service(
     if delivery is not None:
         _set_levers(service, "default", dict(delivery.kwargs))
     yield service
+    if os.environ.get("IDV_MOCK_RESILIENCE_OUT"):  # the report shows what the test received
+        request.node.user_properties.append(("idv_mock_webhooks", _webhooks_sent(service)))
     if service is not _idv_session_service:
+        _coverage_taken(request.config, service)
         service.close()
+
+
+def _webhooks_sent(service: Service) -> list[str]:
+    """The default project's webhooks in the order they went out, each with its receiver's
+    answers (``submission.approved wh-3: 503, 200``) or why none came."""
+    from idv_mock.backend import NotFound
+
+    try:
+        found = service.delivery.in_state("default", None)
+    except NotFound:  # the test's state has no default project (a scenario's)
+        return []
+    lines = []
+    for delivery in sorted(found, key=lambda d: (_first_at(d), d["delivery_id"])):
+        answers = [str(a.get("status_code") or a.get("error", "?")) for a in delivery["attempts"]]
+        told = ", ".join(answers) if answers else f"not sent ({delivery['state']})"
+        lines.append(f"{delivery['event']} {delivery['delivery_id']}: {told}")
+    return lines
+
+
+def _first_at(delivery: dict[str, Any]) -> str:
+    attempts = delivery["attempts"]
+    return str(attempts[0]["at"]) if attempts else "~"  # never sent: after those that were
 
 
 def _own_service(base: ServiceConfig, changes: dict[str, Any]) -> Service:

@@ -231,6 +231,27 @@ def build_parser() -> argparse.ArgumentParser:
     resilience.add_argument("--list", action="store_true", help="list the built-in profiles")
     resilience.add_argument("pytest", nargs=argparse.REMAINDER, help="-- pytest ARGS")
     _add_trigger(sub)
+    coverage = sub.add_parser(
+        "coverage",
+        help="contract coverage: what a suite made the mock do "
+        "(idv-mock coverage --url URL, or -- pytest ARGS)",
+    )
+    coverage.add_argument("--url", default=None, help="a running mock (its root URL)")
+    coverage.add_argument("--project", default=None, help="one project (default: all)")
+    coverage.add_argument("--json", default=None, metavar="FILE", help="write the report")
+    coverage.add_argument("--html", default=None, metavar="FILE", help="write the HTML page")
+    coverage.add_argument(
+        "--fail-under", type=float, default=None, metavar="PCT", help="exit 1 below PCT%%"
+    )
+    coverage.add_argument(
+        "--dir", default=".idv-coverage", help="-- pytest: where the suite's report goes"
+    )
+    coverage.add_argument(
+        "--admin-token",
+        default=os.environ.get("IDV_MOCK_ADMIN_TOKEN"),
+        help="the server's admin token, when it has one (env IDV_MOCK_ADMIN_TOKEN)",
+    )
+    coverage.add_argument("pytest", nargs=argparse.REMAINDER, help="-- pytest ARGS")
     sub.add_parser(
         "verify",
         add_help=False,
@@ -312,6 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from idv_mock import formwalk
 
         return formwalk.main(args.link, args.outcome, args.reason)
+    if args.command == "coverage":
+        from idv_mock.coverage import command
+
+        return command.main(
+            args.url, args.project, args.json, args.html, args.fail_under,
+            args.admin_token, args.dir, args.pytest,
+        )  # fmt: skip
     return run_crypto(args)
 
 

@@ -270,6 +270,10 @@ class WebhookDispatcher:
         self.pause: Callable[[Delivery, float], None] = lambda _delivery, seconds: time.sleep(
             seconds
         )
+        # what a project's webhooks showed (the service counts it: contract coverage):
+        # (project id, event, the receiver's class, first attempt) for each attempt sent,
+        # (project id, "lever <name>", None, True) for each lever applied
+        self.observe: Callable[[str, str, str | None, bool], None] = _ignore
 
     def send(
         self,
@@ -287,7 +291,10 @@ class WebhookDispatcher:
             if not levers.applies_to(event):
                 levers = PROMPT
             elif counters.drops_next():
+                self.observe(project_id, "lever drop", None, True)
                 return self._record(project_id, event, url, payload, body, "dropped")
+            if levers.duplicate > 1:
+                self.observe(project_id, "lever duplicate", None, True)
             first: Delivery | None = None
             for copy in range(1, levers.duplicate + 1):
                 delivery = self._record(project_id, event, url, payload, body, "pending")
@@ -328,6 +335,9 @@ class WebhookDispatcher:
         if self._closed:
             delivery.status = "cancelled"
         elif levers.hold:
+            self.observe(delivery.project_id, "lever hold", None, True)
+            if levers.release_after:
+                self.observe(delivery.project_id, "lever auto_release", None, True)
             delivery.status = "held"
             self._held.setdefault(delivery.project_id, []).append(delivery)
             if levers.release_after and delivery.project_id not in self._releases:
@@ -340,6 +350,7 @@ class WebhookDispatcher:
                 self._start_timer()
                 self._tick.notify_all()
         elif levers.delay_seconds > 0:
+            self.observe(delivery.project_id, "lever delay_seconds", None, True)
             delivery.status = "delayed"
             delivery.due = self.now(delivery.project_id) + levers.delay_seconds
             self._delayed.append(delivery)
@@ -530,6 +541,8 @@ class WebhookDispatcher:
             try:  # resolved and checked at each attempt, then sent to the checked address
                 target = self.host_rule.target(delivery.url)
             except Refused as exc:  # recorded as an attempt, never sent, not retried
+                first = _first_sent(delivery)
+                self.observe(delivery.project_id, delivery.event, "unreachable", first)
                 error = f"refused: {exc}"
                 delivery.attempts.append(
                     {
@@ -562,6 +575,7 @@ class WebhookDispatcher:
         record: dict[str, Any] = {"attempt": n, "at": self.stamp(delivery.project_id)}
         if self._fails_on_purpose(delivery.project_id):  # never sent: a failing receiver
             record.update(status_code=FAILING_RECEIVER, duration_ms=0.0, simulated=True)
+            self.observe(delivery.project_id, "lever fail_first", None, True)
             delivery.attempts.append(record)
             return False
         started = time.perf_counter()
@@ -586,7 +600,11 @@ class WebhookDispatcher:
             with self._lock:
                 self._cuts.pop(delivery.id, None)
         record["duration_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        first = _first_sent(delivery)
         delivery.attempts.append(record)
+        status = record.get("status_code")
+        answered = "unreachable" if status is None else f"{status // 100}xx"
+        self.observe(delivery.project_id, delivery.event, answered, first)
         return ok
 
     def _failure(self, exc: Exception, cut: Cut, delivery: Delivery) -> str:
@@ -706,6 +724,15 @@ class WebhookDispatcher:
             self._closed = True
             self._wake.notify_all()
             self._tick.notify_all()
+
+
+def _first_sent(delivery: Delivery) -> bool:
+    """Whether no attempt went out yet (those failed on purpose, ``fail_first``, never do)."""
+    return all(a.get("simulated") for a in delivery.attempts)
+
+
+def _ignore(project_id: str, what: str, receiver: str | None, first: bool) -> None:
+    """The observer of a dispatcher nobody watches."""
 
 
 def _sequence(delivery: Delivery) -> int:

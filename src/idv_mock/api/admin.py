@@ -288,7 +288,20 @@ def _clear_journal(request: Request, body: dict[str, Any]) -> Any:
     return {"removed": service_of(request).calls.clear_journal(_pid(request))}
 
 
+def _coverage_project(request: Request) -> str | None:
+    return request.query_params.get("project") or None  # empty: every project
+
+
+def _coverage(request: Request, body: dict[str, Any]) -> Any:
+    return service_of(request).coverage_report(_coverage_project(request))
+
+
+def _clear_coverage(request: Request, body: dict[str, Any]) -> Any:
+    return {"cleared": service_of(request).clear_coverage(_coverage_project(request))}
+
+
 ROUTES: dict[str, dict[str, Handler]] = {
+    "/__admin/coverage": {"GET": _call(_coverage), "DELETE": _call(_clear_coverage)},
     "/__admin/reset": {"POST": reset},
     "/__admin/settings": {
         "GET": _call(lambda r, b: service_of(r).server_settings()),

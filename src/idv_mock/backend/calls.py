@@ -68,6 +68,9 @@ class Calls:
         lose their oldest calls first."""
         with self.core.lock:
             self.journal_bytes += project.journal.record(row)
+            coverage = self.core.coverage
+            if coverage.recording:
+                coverage.response(project.project_id, row[1], row[2], row[6], row[7])
             if self.journal_bytes > MAX_TOTAL_BYTES:
                 self._trim_journals()
 

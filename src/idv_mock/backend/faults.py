@@ -28,6 +28,7 @@ class FaultRule:
     id: str
     spec: dict[str, Any]
     hits: int = 0
+    fallback: bool = False  # a resilience profile's rule: tried after every other rule
 
     @property
     def exhausted(self) -> bool:
@@ -63,10 +64,17 @@ class FaultRules:
     counter: int = 0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
-    def add(self, spec: dict[str, Any]) -> FaultRule:
+    def add(self, spec: dict[str, Any], fallback: bool = False) -> FaultRule:
+        """A new rule, tried after the rules before it; a ``fallback`` rule (a resilience
+        profile's) after every rule that is not one, so a test's own rules match first
+        whenever they were added (docs/delivery.md "Which rule wins")."""
         self.counter += 1
-        rule = FaultRule(f"fault-{self.counter}", spec)
-        self.rules.append(rule)
+        rule = FaultRule(f"fault-{self.counter}", spec, fallback=fallback)
+        if fallback:
+            self.rules.append(rule)
+        else:
+            first = next((n for n, r in enumerate(self.rules) if r.fallback), len(self.rules))
+            self.rules.insert(first, rule)
         return rule
 
     def remove(self, rule_id: str | None = None) -> int:

@@ -128,6 +128,10 @@ class Service(MovedNames):
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
         webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
+        # contract coverage (docs/coverage.md): counts by project id, kept across resets
+        self.coverage = core.coverage
+        self.coverage.time_rules = self.clocks.rules
+        webhooks.observe = self._observe_webhook
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -142,6 +146,33 @@ class Service(MovedNames):
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
+
+    def coverage_report(self, project_id: str | None = None) -> dict[str, Any]:
+        """Contract coverage (docs/coverage.md) of one project, or of all projects."""
+        with self._lock:
+            if project_id is None:
+                return self.coverage.report()
+            if project_id not in self.projects and project_id not in self.coverage.projects:
+                raise NotFound(f"project {project_id} not found")
+            return self.coverage.report([project_id])
+
+    def clear_coverage(self, project_id: str | None = None) -> list[str]:
+        """Forget the coverage counts (of one project, or all); the projects cleared."""
+        with self._lock:
+            if project_id is not None and project_id not in self.projects:
+                raise NotFound(f"project {project_id} not found")
+            cleared = sorted(self.coverage.projects) if project_id is None else [project_id]
+            self.coverage.clear(project_id)
+            return cleared
+
+    def _observe_webhook(
+        self, project_id: str, what: str, receiver: str | None, first: bool
+    ) -> None:
+        """A webhook attempt or a delivery lever, counted for contract coverage."""
+        if receiver is None:
+            self.coverage.note(project_id, "delivery " + what.removeprefix("lever "))
+        else:
+            self.coverage.webhook_seen(project_id, what, receiver, first)
 
     # --- what the core holds, read here as before ---
     @property
@@ -345,8 +376,11 @@ class Service(MovedNames):
             return project
 
     # --- fault rules ---
-    def add_fault(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
-        """Add a fault rule to a project; answers the rule with its ``id``."""
+    def add_fault(
+        self, project_id: str, spec: dict[str, Any], *, fallback: bool = False
+    ) -> dict[str, Any]:
+        """Add a fault rule to a project; answers the rule with its ``id``. ``fallback``: a
+        resilience profile's rule, which every other rule of the project goes before."""
         outcomes = [k for k in ("respond", "error", "fault") if k in spec]
         if len(outcomes) > 1:  # said plainly, not as the schema's three "not required" clauses
             problems = schemas.errors("fault_rule.json", spec, ignore=("not",))
@@ -357,7 +391,7 @@ class Service(MovedNames):
         if problems or "id" in spec or "hits" in spec:
             raise InvalidInput("invalid fault rule", problems or ["id and hits are read-only"])
         with self._lock:
-            return self.project(project_id).faults.add(spec).describe()
+            return self.project(project_id).faults.add(spec, fallback).describe()
 
     def faults(self, project_id: str) -> list[dict[str, Any]]:
         with self._lock:

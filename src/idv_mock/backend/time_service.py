@@ -204,7 +204,10 @@ class Clocks:
             due.hook()
             return []
         rule = self.rules.get(due.what)
-        return [] if rule is None else rule(project, due.detail, due.at)
+        if rule is None:
+            return []
+        self.core.coverage.note(project.project_id, f"time {due.what}")
+        return rule(project, due.detail, due.at)
 
     # --- time passing on its own ---
     def watch(self, interval: float = 1.0) -> threading.Event:

@@ -45,11 +45,13 @@ class Profile:
     webhook_delivery: dict[str, Any] = field(default_factory=dict)
     faults: tuple[dict[str, Any], ...] = ()
     path: str = ""
+    survives: str = ""  # what a handler must do to survive it (the report's header says)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "description": self.description,
+            "survives": self.survives,
             "webhook_delivery": copy.deepcopy(self.webhook_delivery),
             "faults": copy.deepcopy(list(self.faults)),
         }
@@ -91,11 +93,15 @@ def load(name_or_path: str) -> Profile:
         doc.get("webhook_delivery", {}),
         tuple(doc.get("faults", ())),
         str(path),
+        doc.get("survives", ""),
     )
 
 
 def apply(service: Service, project_id: str, profile: Profile) -> None:
-    """Put the profile's levers and fault rules on one project."""
+    """Put the profile's levers and fault rules on one project. Its rules go after every
+    rule the test adds (``fallback``), and a test's own levers (the
+    ``idv_webhook_delivery`` marker, ``set``) replace the profile's: the test's own
+    choices win (docs/delivery.md "Which rule wins")."""
     service.delivery.set_levers(project_id, copy.deepcopy(profile.webhook_delivery))
     for rule in profile.faults:
-        service.add_fault(project_id, copy.deepcopy(rule))
+        service.add_fault(project_id, copy.deepcopy(rule), fallback=True)

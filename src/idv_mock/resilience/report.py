@@ -79,40 +79,77 @@ def text(doc: dict[str, Any]) -> str:
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#1b1f24}
-h1{font-size:1.4rem} table{border-collapse:collapse;margin:1rem 0}
+h1{font-size:1.4rem} h2{font-size:1.1rem;margin-top:2rem}
+table{border-collapse:collapse;margin:1rem 0}
 th,td{border:1px solid #d0d7de;padding:.35rem .6rem;text-align:left;vertical-align:top;
 min-width:6.5rem}
 th{background:#f6f8fa} td.pass{background:#dafbe1} td.fail{background:#ffebe9}
 td.skip,td.missing{background:#f6f8fa;color:#57606a} code{font-size:12px}
 .msg{display:block;font-size:12px;color:#82071e;max-width:28rem;white-space:pre-wrap}
+.hooks{font-size:12px;margin:.3rem 0 0 1.1rem;padding:0;max-width:28rem}
 caption{text-align:left;font-weight:600} .desc{color:#57606a;font-size:12px}
+.survive{font-size:12px;font-weight:400} pre{background:#f6f8fa;padding:.6rem;font-size:12px;
+white-space:pre-wrap;max-width:70rem;border:1px solid #d0d7de}
 """
 
 
-def html(doc: dict[str, Any]) -> str:
-    """The grid as one HTML page: inline style, no script, nothing fetched."""
+def _profile_header(profile: dict[str, Any]) -> str:
+    esc = html_lib.escape
+    survives = profile.get("survives") or ""
+    told = (
+        f'<span class="survive" data-testid="survive-{esc(profile["name"])}"><br>'
+        f"To survive it: {esc(survives)}</span>"
+        if survives
+        else ""
+    )
+    return (
+        f'<th scope="col">{esc(profile["name"])}<span class="desc"><br>'
+        f"{esc(profile['description'])}</span>{told}</th>"
+    )
+
+
+def _cell(name: str, found: dict[str, Any], anchor: str) -> str:
+    """A test's result under one profile; a failure with its message, the webhooks the
+    test received in order, and a link to its part of the profile's log (below)."""
+    esc = html_lib.escape
+    outcome = found["outcome"]
+    css = {"passed": "pass", "failed": "fail", "error": "fail"}.get(outcome, outcome)
+    inner = esc(MARK.get(outcome, outcome))
+    text = found.get("detail") or found["message"]
+    if text:
+        inner += f'<span class="msg">{esc(text)}</span>'
+    if css == "fail":
+        hooks = found.get("webhooks")
+        if hooks is not None:
+            items = "".join(f"<li><code>{esc(h)}</code></li>" for h in hooks) or "<li>none</li>"
+            told = '<span class="desc">webhooks received, in order:</span>'
+            inner += f'{told}<ol class="hooks">{items}</ol>'
+        if "log_excerpt" in found:
+            inner += f'<a href="#{anchor}" data-testid="log-link">{esc(name)} log</a>'
+    return f'<td class="{css}" data-testid="cell-{esc(name)}">{inner}</td>'
+
+
+def html(doc: dict[str, Any], coverage_link: str | None = None) -> str:
+    """The grid as one HTML page: inline style, no script, nothing fetched. Each failing
+    cell links to its log excerpt, kept in the page; ``coverage_link``: the contract
+    coverage report written beside it (relative)."""
     esc = html_lib.escape
     shared = _shared_file([r["test"] for r in doc["tests"]])
     where = f" in <code>{esc(shared.removesuffix('::'))}</code>" if shared else ""
-    head = "".join(
-        f'<th scope="col">{esc(p["name"])}<span class="desc"><br>{esc(p["description"])}'
-        f"</span></th>"
-        for p in doc["profiles"]
-    )
-    body = []
-    for row in doc["tests"]:
+    head = "".join(_profile_header(p) for p in doc["profiles"])
+    body, logs = [], []
+    for number, row in enumerate(doc["tests"]):
         cells = []
         for name in doc["profile_names"]:
             found = row["results"][name]
-            outcome = found["outcome"]
-            css = {"passed": "pass", "failed": "fail", "error": "fail"}.get(outcome, outcome)
-            message = (
-                f'<span class="msg">{esc(found["message"])}</span>' if found["message"] else ""
-            )
-            cells.append(
-                f'<td class="{css}" data-testid="cell-{esc(name)}">'
-                f"{esc(MARK.get(outcome, outcome))}{message}</td>"
-            )
+            anchor = f"log-{_slug(name)}-{number}"
+            cells.append(_cell(name, found, anchor))
+            if "log_excerpt" in found:
+                title = f"{row['test'].removeprefix(shared)} under {name}"
+                logs.append(
+                    f'<h3 id="{anchor}">{esc(title)}</h3>'
+                    f'<pre data-testid="log-{esc(name)}">{esc(found["log_excerpt"])}</pre>'
+                )
         name = esc(row["test"].removeprefix(shared))
         body.append(f'<tr><th scope="row"><code>{name}</code></th>{"".join(cells)}</tr>')
     verdict = (
@@ -121,13 +158,24 @@ def html(doc: dict[str, Any]) -> str:
         if doc["regressions"]
         else "Every test passing under baseline passes under every profile."
     )
+    link = (
+        f'<p><a data-testid="coverage-link" href="{esc(coverage_link)}">The contract coverage '
+        "report</a> (what the suite made the mock do, under baseline)</p>"
+        if coverage_link
+        else ""
+    )
+    log_part = f"<h2>Logs of the failures</h2>{''.join(logs)}" if logs else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         "<title>idv-mock resilience report</title>"
         f"<style>{STYLE}</style></head><body>"
         "<h1>idv-mock resilience report</h1>"
-        f'<p data-testid="verdict">{esc(verdict)}</p>'
+        f'<p data-testid="verdict">{esc(verdict)}</p>{link}'
         f'<table data-testid="grid"><caption>test x profile{where}</caption>'
         f'<thead><tr><th scope="col">test</th>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></body></html>\n"
+        f"<tbody>{''.join(body)}</tbody></table>{log_part}</body></html>\n"
     )
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name)

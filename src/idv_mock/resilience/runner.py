@@ -27,6 +27,9 @@ from idv_mock.resilience.profiles import ENV, Profile, builtins, load
 from idv_mock.resilience.report import RAN
 
 OUT_ENV = "IDV_MOCK_RESILIENCE_OUT"
+RESILIENCE_HTML_ENV = "IDV_MOCK_RESILIENCE_HTML"  # the coverage report links to this page
+COVERAGE_FLAG = "--idv-coverage"
+EXCERPT_CHARS = 6000  # of a failing test's part of a profile's log, shown in the HTML
 
 
 @dataclass
@@ -58,7 +61,8 @@ def run_profile(
     log.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results.json"
-        env = {**os.environ, ENV: profile.path, OUT_ENV: str(results)}
+        page = str((out_dir / "resilience.html").resolve())
+        env = {**os.environ, ENV: profile.path, OUT_ENV: str(results), RESILIENCE_HTML_ENV: page}
         command = [sys.executable, "-m", "pytest", *pytest_args]
         started = time.perf_counter()
         with log.open("w", encoding="utf-8") as out:
@@ -88,10 +92,33 @@ def run_all(
     runs = _runs(profiles, pytest_args, out, stream, cwd, max(1, jobs))
     grid = report.grid(runs_as_json(runs))
     stream.write("\n" + report.text(grid))
+    coverage = coverage_dir(pytest_args, cwd)
+    link = None
+    if coverage is not None and (coverage / "coverage.html").is_file():
+        link = os.path.relpath((coverage / "coverage.html").resolve(), out.resolve())
+        doc = json.loads((coverage / "coverage.json").read_text(encoding="utf-8"))
+        from idv_mock.coverage import report as coverage_report
+
+        stream.write("\n(baseline's run) " + coverage_report.text(doc))
     (out / "resilience.json").write_text(json.dumps(grid, indent=2) + "\n", encoding="utf-8")
-    (out / "resilience.html").write_text(report.html(grid), encoding="utf-8")
+    (out / "resilience.html").write_text(report.html(grid, link), encoding="utf-8")
     stream.write(f"\nwritten: {out / 'resilience.json'}, {out / 'resilience.html'}\n")
     return int(grid["exit_code"])
+
+
+def coverage_dir(pytest_args: Sequence[str], cwd: str | None = None) -> Path | None:
+    """Where the runs' ``--idv-coverage[=DIR]`` writes (None: the flag is not given)."""
+    args = list(pytest_args)
+    for n, arg in enumerate(args):
+        if arg.startswith(COVERAGE_FLAG + "="):
+            found = arg.split("=", 1)[1]
+        elif arg == COVERAGE_FLAG:
+            after = args[n + 1] if n + 1 < len(args) else ""  # argparse's optional value
+            found = after if after and not after.startswith("-") else ".idv-coverage"
+        else:
+            continue
+        return Path(cwd or ".") / found
+    return None
 
 
 def _runs(
@@ -132,13 +159,59 @@ def _progress(run: Run) -> str:
 
 
 def runs_as_json(runs: Sequence[Run]) -> list[dict[str, Any]]:
-    return [
-        {
-            "profile": r.profile.to_json(),
-            "outcomes": r.outcomes,
-            "exit_code": r.exit_code,
-            "seconds": round(r.seconds, 2),
-            "log": r.log,
-        }
-        for r in runs
-    ]
+    """The runs as the grid reads them; a test that did not pass carries its part of the
+    profile's log (``log_excerpt``), which the HTML page shows."""
+    found = []
+    for r in runs:
+        outcomes = {}
+        log = _read(r.log)
+        for test, outcome in r.outcomes.items():
+            if outcome.get("outcome") in ("failed", "error"):
+                outcome = {**outcome, "log_excerpt": excerpt(log, test)}
+            outcomes[test] = outcome
+        found.append(
+            {
+                "profile": r.profile.to_json(),
+                "outcomes": outcomes,
+                "exit_code": r.exit_code,
+                "seconds": round(r.seconds, 2),
+                "log": r.log,
+            }
+        )
+    return found
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def excerpt(log: str, test: str) -> str:
+    """A test's failure section of pytest's output (from its ``____ name ____`` header to
+    the next header), or the log's end when there is none."""
+    name = ".".join(test.split("::")[1:]) or test
+    lines = log.splitlines()
+    start = next(
+        (n for n, line in enumerate(lines) if _header(line) == name),
+        None,
+    )
+    if start is None:
+        return "\n".join(lines[-40:])[-EXCERPT_CHARS:]
+    end = next(
+        (
+            n
+            for n in range(start + 1, len(lines))
+            if _header(lines[n]) or lines[n].startswith("===")
+        ),
+        len(lines),
+    )
+    return "\n".join(lines[start:end])[:EXCERPT_CHARS]
+
+
+def _header(line: str) -> str:
+    """The test a ``____ test_name ____`` line of pytest's failures heads, else ""."""
+    if line.startswith("___") and line.endswith("___"):
+        return line.strip("_ ")
+    return ""

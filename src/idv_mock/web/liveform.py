@@ -21,6 +21,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from idv_mock.backend import BackendError, NotFound
+from idv_mock.backend.coverage import ERROR_PAGE, NO_PROJECT, STEP_PAGE
 from idv_mock.backend.liveform import LANGS, RETURNED, Refused
 from idv_mock.backend.liveform_flow import (
     INJECTION_RESULTS,
@@ -116,7 +117,18 @@ async def error_page(request: Request) -> Response:
     back = service(request).liveform.return_url(query.get("pid", ""), values)
     message = entry.message.replace("{}", query.get("name", "a parameter"))
     context = {"code": entry.code, "message": message, "back": back, "step": "error"}
+    _count_page(request, query.get("pid", ""), ERROR_PAGE + slug)
     return render(request, "liveform/error.html", lang, context, entry.status)
+
+
+def _count_page(request: Request, pid: str, page: str) -> None:
+    """A page shown, for contract coverage (an unknown project's under ``NO_PROJECT``)."""
+    backend = service(request)
+    try:
+        backend.project(pid)
+    except NotFound:
+        pid = NO_PROJECT
+    backend.coverage.note(pid, "page " + page)
 
 
 def _lang(value: str) -> str:
@@ -181,6 +193,7 @@ def _render_step(
         **_step_context(request, session),
     }
     status = 400 if invalid else 200
+    _count_page(request, session.project_id, STEP_PAGE + session.step)
     return render(request, f"liveform/{session.step}.html", session.link.lang, context, status)
 
 
