@@ -32,9 +32,12 @@ def test_reset_returns_to_the_seeded_state_and_sequence() -> None:
     start = orjson.dumps(service.export_state())
     first = service.create_submission("default")
     service.create_project({"project_id": "x", "api_key": "xk"})
-    service.reset()
+    service.reset(new_ids=False)  # the plugin's reset before each test
     assert orjson.dumps(service.export_state()) == start
     assert service.create_submission("default") == first
+    service.reset()  # a server's reset: the same state, ids never given out before
+    assert orjson.dumps(service.export_state()) == start
+    assert service.create_submission("default")["submission_id"] != first["submission_id"]
 
 
 def test_seeded_mix_is_realistic() -> None:

@@ -74,10 +74,10 @@ def test_retry_fails_recognition_once_with_the_reason_as_retry_code(
 def test_rejected_with_a_reason(
     live: LiveServer, service: Service, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["form", "walk", link(live), "--outcome", "rejected", "--reason", "underage"]
+    argv = ["form", "walk", link(live), "--outcome", "rejected", "--reason", "under_ageLimit"]
     assert cli.main(argv) == 0
     sub = stored(service, printed(capsys.readouterr().out)["submission id"])
-    assert sub["kyc"]["commentCode"][0] == "underage"
+    assert sub["kyc"]["commentCode"][0] == "under_ageLimit"
 
 
 def test_the_return_url_is_printed(
@@ -96,7 +96,7 @@ def test_the_return_url_is_printed(
 def test_a_refusing_form_is_exit_1_with_its_code(
     live: LiveServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = LIVEFORM.entry("unknown-project").code  # whatever the catalogue now says
+    code = LIVEFORM.entry("bad-path").code  # an unknown project: the vendor's bad-path page
     assert cli.main(["form", "walk", link(live, "pid=nope")]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"idv-mock form walk: the form refused: {code}: ")

@@ -529,7 +529,8 @@ def test_limit_counts_per_project(
 
 def test_hosted_submission_records_the_policy(client: TestClient, service: Service) -> None:
     pid = create(client)
-    sub = hosted(client, {"userid": "u1", "email": "a@b.co", "projectionId": pid})
+    claims = {"userid": "u1", "email": "a@b.co", "cf1": "c-1", "projectionId": pid}
+    sub = hosted(client, claims)  # cf1 from the link: the form invents none
     assert sub["projection"] == {"projectionId": pid, "projectionName": "hide_names"}
     assert (sub["userid"], sub["email"], sub["kyc"]["result"]) == ("u1", "a@b.co", "approved")
     for field in EXCLUDED:
@@ -605,7 +606,8 @@ def test_request_type_data_is_filtered(client: TestClient) -> None:
 
 def test_admin_view_keeps_everything(client: TestClient) -> None:
     pid = create(client)
-    sub = hosted(client, {"userid": "u1", "email": "a@b.co", "projectionId": pid})
+    claims = {"userid": "u1", "email": "a@b.co", "cf1": "c-1", "projectionId": pid}
+    sub = hosted(client, claims)
     view = stored(client, sub["submission_id"])
     assert view == sub
     assert all(view["data"][f] for f in EXCLUDED)

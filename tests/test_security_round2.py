@@ -185,8 +185,13 @@ def test_a_script_of_the_forms_origin_cannot_drive_the_control_api(live: Live) -
     assert httpx.get(f"{live.base}/__admin/projects", headers=NAVIGATION).status_code == 200
     r = httpx.get(url, headers=NAVIGATION)
     assert r.status_code == 403 and "mock-api-key" not in r.text
-    # curl, the CLI and tests send none of these: unchanged
+    # curl, the CLI and tests send none of these: unchanged; Node's fetch sends
+    # Sec-Fetch-Mode alone (no Sec-Fetch-Site, no Origin): a script, not a page
     assert "mock-api-key" in httpx.get(url).text
+    node = {"Sec-Fetch-Mode": "cors", **JSON_TYPE}
+    assert "mock-api-key" in httpx.get(url, headers=node).text
+    made = {"project_id": "from-node", "api_key": "node-key"}
+    assert httpx.post(f"{live.base}/__admin/projects", headers=node, json=made).status_code == 201
     sandbox = httpx.get(f"{live.base}/__admin/projects").headers["content-security-policy"]
     assert sandbox.startswith("sandbox")
 

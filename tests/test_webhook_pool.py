@@ -8,7 +8,7 @@ import time
 
 from idv_mock import Service, ServiceConfig
 from idv_mock.receiver import Received, WebhookReceiver
-from idv_mock.webhooks import WORKERS, WebhookDispatcher
+from idv_mock.webhooks import MAX_WORKERS, WebhookDispatcher
 
 
 def test_three_hundred_projects_share_a_few_delivery_threads() -> None:
@@ -23,8 +23,10 @@ def test_three_hundred_projects_share_a_few_delivery_threads() -> None:
         peak = threading.active_count() - before
         assert service.webhooks.wait_idle(30)
         assert len(receiver.received) == 600  # submit, approved
-    assert service.webhooks.threads() <= WORKERS
-    assert peak <= WORKERS + 4  # the pool, and the receiver's request threads at most
+    # the pool: WORKERS, plus a thread for each attempt slower than SLOW_SECONDS (a loaded
+    # machine makes some), never more than MAX_WORKERS in all; and the receiver's threads
+    assert service.webhooks.threads() <= MAX_WORKERS
+    assert peak <= MAX_WORKERS + 4
     service.close()
 
 

@@ -22,13 +22,15 @@ applicants' browsers reach it from the integrator's site, as the vendor's.
 The hosted form shares the mock's origin, so a script that ever ran in one of its pages
 would be "same origin" to every check above. So the control API (``/__admin`` but the
 dashboard's pages, which carry their own anti-forgery token) refuses any request a browser
-marks as a script's (``Sec-Fetch-Mode`` other than ``navigate``, ``Sec-Fetch-Dest`` other
-than ``document``, or an ``Origin`` on a write) unless it carries the header
+marks as a script's (with ``Sec-Fetch-Site``, which every browser sends here: a
+``Sec-Fetch-Mode`` other than ``navigate`` or a ``Sec-Fetch-Dest`` other than ``document``;
+or an ``Origin`` on a write) unless it carries the header
 ``x-idv-mock-admin-token`` with ``--admin-token``'s value: a page cannot read it (the
 dashboard's cookie is ``HttpOnly``), and the cookie, which a browser sends by itself, does
 not count. ``?show_keys=true`` never answers a browser without that header. Only an
 ``Origin`` named exactly with ``--cors-origin`` is trusted as it is. Curl, scripts, the
-CLI and tests send none of these headers and are not affected.
+CLI and tests send none of these headers, Node's ``fetch`` only ``Sec-Fetch-Mode``, and
+are not affected.
 """
 
 from __future__ import annotations
@@ -124,12 +126,16 @@ class Exposure:
         origin = _header(scope, b"origin")
         if origin is not None and origin in self.origins:  # --cors-origin, named exactly
             return False
+        # a browser sends Sec-Fetch-Site with every request to this (trustworthy) origin;
+        # Node's fetch sends Sec-Fetch-Mode alone ("cors") and is a script, not a page
+        browser = _header(scope, b"sec-fetch-site") is not None
         scripted = (
-            (mode is not None and mode != "navigate")
-            or (dest is not None and dest != "document")
-            or (origin is not None and scope["method"] not in SAFE_METHODS)
-        )
-        browser = scripted or mode is not None or _header(scope, b"sec-fetch-site") is not None
+            browser
+            and (
+                (mode is not None and mode != "navigate")
+                or (dest is not None and dest != "document")
+            )
+        ) or (origin is not None and scope["method"] not in SAFE_METHODS)
         keys = b"show_keys" in scope.get("query_string", b"")
         if not (scripted or (browser and keys)):
             return False
