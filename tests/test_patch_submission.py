@@ -474,6 +474,41 @@ STAMPS = {"updated_at", "updateHistory", "kyc_result_at", "pending_at"}
 # ids derived from the name, birth date, gender and nationality follow them (docs/gaps.md)
 PERSON = {"fullName", "firstName", "lastName", "gender", "birthDate", "nationality"}
 PERSON_IDS = {"applicant_id", "duplicated_information"}
+NAMES = {"full_name", "first_name", "last_name", "full_name_en"}  # they agree after a PATCH
+
+
+def without(data: dict[str, Any], keys: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in keys}
+
+
+@pytest.mark.parametrize(
+    ("nationality", "data", "names"),
+    [
+        (
+            "USA",
+            {"fullName": "Jane Q Public"},
+            ("Jane Q Public", "Jane Q", "Public", "Jane Q Public"),
+        ),
+        ("KOR", {"fullName": "홍 길동"}, ("홍 길동", "길동", "홍", "Hong Gildong")),
+        ("USA", {"firstName": "Ann", "lastName": "Lee"}, ("Ann Lee", "Ann", "Lee", "Ann Lee")),
+        ("KOR", {"firstName": "길동", "lastName": "홍"}, ("홍 길동", "길동", "홍", "Hong Gildong")),
+        ("USA", {"fullName": "Cher"}, ("Cher", "Cher", "", "Cher")),
+    ],
+)
+def test_names_derived_from_a_patched_name_agree_with_it(
+    client: TestClient,
+    service: Service,
+    nationality: str,
+    data: dict[str, str],
+    names: tuple[str, str, str, str],
+) -> None:
+    """docs/gaps.md: after a PATCH of a name, full_name, first_name, last_name and
+    full_name_en agree (the family name first for Korean, Japanese and Vietnamese)."""
+    sid = sid_of(service)
+    assert client.patch(PATH, json=body_for(sid, {"nationality": nationality})).status_code == 200
+    assert client.patch(PATH, json=body_for(sid, data)).status_code == 200
+    got = read(client, sid)["data"]
+    assert (got["full_name"], got["first_name"], got["last_name"], got["full_name_en"]) == names
 
 
 @pytest.mark.parametrize(("prop", "value", "target"), EDITS, ids=[p for p, _, _ in EDITS])
@@ -487,7 +522,9 @@ def test_property_lands_where_the_table_says(
     assert r.json() == SUCCESS
     after = read(client, sid)
     top, key = target
-    assert after[top] == {**before[top], key: value}
+    names = NAMES if prop in ("fullName", "firstName", "lastName") else set()
+    assert without(after[top], names) == without({**before[top], key: value}, names)
+    assert after[top][key] == value
     derived = PERSON_IDS if prop in PERSON else set()
     for name in set(before) | set(after):
         if name != top and name not in STAMPS | derived:

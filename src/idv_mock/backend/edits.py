@@ -14,6 +14,8 @@ from typing import Any
 
 from idv_mock import schemas
 from idv_mock.backend import duplicates as dup
+from idv_mock.fake.factory import FAMILY_NAME_FIRST
+from idv_mock.fake.romanize import romanize
 
 Submission = dict[str, Any]
 
@@ -63,14 +65,45 @@ def first_invalid(changes: dict[str, str]) -> str | None:
     return None
 
 
+NAME_PROPERTIES = frozenset({"fullName", "firstName", "lastName"})
+
+
 def apply_changes(sub: Submission, changes: dict[str, str]) -> Submission:
-    """A copy of ``sub`` with the PATCH properties written where the table says."""
+    """A copy of ``sub`` with the PATCH properties written where the table says, and the
+    names derived from a changed name made to agree with it (docs/gaps.md)."""
     new = dict(sub)
     for rule in PATCH_PROPERTIES:
         if rule.prop in changes:
             top, key = rule.target
             new[top] = {**(new.get(top) or {}), key: changes[rule.prop]}
+    if NAME_PROPERTIES & changes.keys():
+        new["data"] = names_agree(dict(new.get("data") or {}), changes)
     return new
+
+
+def names_agree(data: dict[str, Any], changes: dict[str, str]) -> dict[str, Any]:
+    """``full_name``, ``first_name``, ``last_name`` and ``full_name_en`` after a PATCH of a
+    name, agreeing as a document's do: a full name given is split (the family name first
+    for Korean, Japanese and Vietnamese nationals, as seeded names are written, else last;
+    one word is the first name and the last name is empty); a first or last name alone
+    makes the full name; ``full_name_en`` is the full name in Latin letters."""
+    family_first = data.get("nationality") in FAMILY_NAME_FIRST
+    if "fullName" in changes:
+        words = changes["fullName"].split()
+        if len(words) < 2:
+            first, last = changes["fullName"], ""
+        elif family_first:
+            first, last = " ".join(words[1:]), words[0]
+        else:
+            first, last = " ".join(words[:-1]), words[-1]
+        data["first_name"] = changes.get("firstName", first)
+        data["last_name"] = changes.get("lastName", last)
+    else:
+        first, last = str(data.get("first_name", "")), str(data.get("last_name", ""))
+        parts = (last, first) if family_first else (first, last)
+        data["full_name"] = " ".join(p for p in parts if p)
+    data["full_name_en"] = romanize(str(data["full_name"]), family_first=family_first)
+    return data
 
 
 def changed_properties(old: Submission, new: Submission, changes: dict[str, str]) -> list[str]:
