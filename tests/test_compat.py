@@ -82,10 +82,10 @@ def test_the_installed_versions_are_tested_ones_and_use_every_private_name() -> 
 
 def test_the_tested_ranges_are_the_bounds_of_pyproject() -> None:
     """compat's TESTED and pyproject.toml's dependencies name the same ranges (every upper
-    bound but Faker's, which keeps --random-seed's output, is where internals are read)."""
+    bound is where internals are read; Faker's also keeps --random-seed's output)."""
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     bounded = re.findall(r'"([a-z0-9-]+)(?:\[[a-z,]+\])?>=([\d.]+),<([\d.]+)"', text)
-    bounds = {name: (low, below) for name, low, below in bounded if name != "faker"}
+    bounds = {name: (low, below) for name, low, below in bounded}
     assert bounds == compat.TESTED
 
 
@@ -349,3 +349,22 @@ def test_a_pytest_run_loads_idv_mock_without_rewriting_it(pytester: pytest.Pytes
     args = ("-p", "marks_idv_mock", "-p", "no:randomly", "-p", "no:cacheprovider")
     result = pytester.runpytest_subprocess(*args, "test_loaders.py")
     result.assert_outcomes(passed=1)
+
+
+def test_fakers_listing_is_cached_only_inside_the_block_and_falls_back_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The one Faker internal the seeding patches: cached inside the block, Faker's own
+    after it; a Faker without it is warned about once and built as Faker builds it."""
+    import faker.factory
+
+    original = faker.factory.list_module
+    with compat.faker_listing_cached():
+        assert faker.factory.list_module is not original
+        assert faker.factory.list_module(faker.providers) == original(faker.providers)
+    assert faker.factory.list_module is original
+    monkeypatch.delattr(faker.factory, "list_module")
+    compat._warn_no_listing.cache_clear()
+    warned = pytest.warns(compat.CompatWarning, match=r"has no faker.factory.list_module")
+    with warned, compat.faker_listing_cached():
+        pass

@@ -204,8 +204,8 @@ def form_pages(http: httpx.Client, pages: httpx.Client) -> None:
     assert count(report(http), "page /error-page/expired-start-valid-until") == 1
     unknown = pages.get("/liveform/", params={"pid": "nobody"})
     assert pages.get(unknown.headers["location"]).status_code == 404
-    assert count(report(http, None), "page /error-page/unknown-project") == 1
-    assert count(report(http), "page /error-page/unknown-project") == 0
+    assert count(report(http, None), "page /error-page/bad-path") == 1  # an unknown project
+    assert count(report(http), "page /error-page/bad-path") == 0
 
 
 def test_reset_keeps_the_counts_and_delete_clears_them(http: httpx.Client) -> None:

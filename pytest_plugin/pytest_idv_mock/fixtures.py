@@ -174,7 +174,7 @@ def _idv_session_service(
 
 def _coverage_taken(config: pytest.Config, service: Service) -> None:
     """Under ``--idv-coverage``: hand a service the fixtures are done with to the report."""
-    recorder = config.pluginmanager.get_plugin("idv_mock.coverage")
+    recorder = config.pluginmanager.get_plugin("idv-mock-coverage")  # coverage.session
     if recorder is not None:
         recorder.take(service)
 

@@ -10,6 +10,11 @@ each against the public way; docs/layout.md "Tested versions" has the figures):
 - uvicorn's ``HttpToolsProtocol``, subclassed by ``api/timeouts.py`` for the deadline of
   ``--request-timeout`` (a feature, not a speed-up: uvicorn has no header timeout).
 
+Faker's ``faker.factory.list_module`` is cached while the seeding's Faker is built (most
+of a second saved), and the it_IT provider's ``cities`` are sorted on that instance (the
+seed's cities stay the same in every process): ``faker_listing_cached`` and
+``faker_cities_sorted``, the only places the seeding touches Faker's internals.
+
 Starlette's ``State._state`` is no longer read: ``state_over`` hands ``State`` the dict
 itself (its public constructor), which costs the same. urllib3 is used only through names
 that 1.26 and 2.x share (``intercept/_requests.py``).
@@ -24,9 +29,11 @@ user's call. Only the standard library is imported here at import time, and noth
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import warnings
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
 # The versions `make test-compat` runs, lowest-direct to newest, as pyproject.toml bounds
 # them (from, inclusive; below, exclusive): tests/test_compat.py checks the two agree.
 TESTED: dict[str, tuple[str, str]] = {
+    "faker": ("40.12", "41"),
     "httpx": ("0.28", "0.29"),
     "uvicorn": ("0.29", "0.55"),
 }
@@ -88,6 +96,48 @@ def _fallback(what: str, dist: str, version: str, instead: str) -> None:
         CompatWarning,
         stacklevel=3,
     )
+
+
+# --- Faker --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def faker_listing_cached() -> Iterator[None]:
+    """While a Faker is built, each provider package's locale folders listed once.
+
+    Faker lists them once per provider and locale (209 directory scans for the mock's 11
+    locales, most of a second) through ``faker.factory.list_module``, a module function
+    it calls by name: cached for the block, put back after it. Without that name (warned
+    once) Faker lists as it always does: slower, the same Faker."""
+    import faker
+    import faker.factory
+
+    check_version("faker", faker.VERSION)
+    original = getattr(faker.factory, "list_module", None)
+    if not callable(original):
+        _warn_no_listing(faker.VERSION)
+        yield
+        return
+    faker.factory.list_module = functools.cache(original)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        faker.factory.list_module = original  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _warn_no_listing(version: str) -> None:
+    _fallback("faker.factory.list_module", "faker", version, "locales are listed as Faker does")
+
+
+def faker_cities_sorted(provider: Any) -> None:
+    """Give ``provider`` (one Faker instance's) its class's ``cities`` sorted, when the
+    class lists them: Faker's it_IT address provider builds that list from a set, so its
+    order, and the city a seed draws, changed with each process's string hashing. A
+    provider without such a list is left as it is (nothing to order)."""
+    cities = type(provider).__dict__.get("cities")
+    if isinstance(cities, list):
+        provider.cities = sorted(cities)
 
 
 # --- httpx --------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ KINDS = ("response", "webhook", "time", "delivery", "page")
 # answers, and the hosted form's pages last.
 RANKS = {"webhook": 0, "time": 1, "delivery": 2, "error": 3, "response": 4, "page": 5}
 RECEIVER_CLASSES = ("2xx", "4xx", "5xx", "unreachable")
-NO_PROJECT = ""  # where a page of an unknown project is counted (the form's unknown-project)
+NO_PROJECT = ""  # where a page of an unknown project is counted (the form's bad-path)
 LEVERS_NOT_FAULTS = frozenset({"events"})  # a filter on the levers, not a misbehaviour
 STEP_PAGE = "/liveform/s/{session}/"
 ERROR_PAGE = "/error-page/"

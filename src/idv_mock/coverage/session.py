@@ -21,7 +21,7 @@ from typing import Any
 from idv_mock.backend.coverage import combine
 from idv_mock.coverage import report
 
-PLUGIN_NAME = "idv_mock.coverage"
+PLUGIN_NAME = "idv-mock-coverage"
 DEFAULT_DIR = ".idv-coverage"
 PARTS_ENV = "IDV_MOCK_COVERAGE_PARTS"  # where xdist's workers leave their parts
 RESILIENCE_HTML_ENV = "IDV_MOCK_RESILIENCE_HTML"  # the resilience report to link to

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from idv_mock import compat
 from idv_mock.clock import stamp
 from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
 from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
@@ -85,39 +86,16 @@ IDENTITY_KEYS = (
 
 @functools.cache
 def _prototype() -> Faker:
+    """One Faker of the mock's locales, made once: Faker's internals it touches (the
+    listing of locale folders, it_IT's city order) are behind ``idv_mock.compat``."""
     from faker import Faker
 
-    with _listing_cached():
+    with compat.faker_listing_cached():
         faker = Faker([loc for loc, _ in LOCALES.values()])
     for locale, _ in LOCALES.values():
         for provider in faker[locale].providers:
-            _fix_set_order(provider)
+            compat.faker_cities_sorted(provider)
     return faker
-
-
-@contextlib.contextmanager
-def _listing_cached() -> Iterator[None]:
-    """Faker lists a provider package's locale folders once per provider and locale (209
-    directory scans for our 11 locales, most of a second): while our prototype is built,
-    each package is listed once. Faker's own function is put back afterwards."""
-    import faker.factory
-
-    original = faker.factory.list_module  # type: ignore[attr-defined]
-    faker.factory.list_module = functools.cache(original)  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        faker.factory.list_module = original  # type: ignore[attr-defined]
-
-
-def _fix_set_order(provider: Any) -> None:
-    """Faker's it_IT address provider lists its cities from a set, so their order (and the
-    city a seed draws) changed with each process's string hashing: sorted, the same seed
-    gives the same cities in every process. Set on our instance only: a Faker of the
-    user's own in the same process is left as Faker made it."""
-    cities = type(provider).__dict__.get("cities")
-    if isinstance(cities, list):
-        provider.cities = sorted(cities)
 
 
 class SubmissionFactory(CheckParts):
