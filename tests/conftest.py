@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.receiver import WebhookReceiver
 from idv_mock.transport import InProcessClient
 
 pytest_plugins = ["pytester"]
@@ -111,6 +112,20 @@ class LiveServer:
 def live(service: Service) -> Iterator[LiveServer]:
     with LiveServer(service) as server:
         yield server
+
+
+@pytest.fixture
+def admin(live: LiveServer) -> Iterator[httpx.Client]:
+    """A client of the live server's root (control API, hosted form), no redirects followed."""
+    with httpx.Client(base_url=f"http://127.0.0.1:{live.port}", timeout=10) as c:
+        yield c
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    """A real webhook receiver on a free port (files may define their own)."""
+    with WebhookReceiver() as r:
+        yield r
 
 
 @pytest.fixture

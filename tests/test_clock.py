@@ -35,19 +35,6 @@ def service() -> Iterator[Service]:
     svc.close()
 
 
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    with WebhookReceiver() as r:
-        yield r
-
-
-@pytest.fixture
-def admin(live: LiveServer) -> Iterator[httpx.Client]:
-    """A client of the live server's root (control API, hosted form), no redirects followed."""
-    with httpx.Client(base_url=f"http://127.0.0.1:{live.port}", timeout=10) as c:
-        yield c
-
-
 def make_project(
     admin: httpx.Client, receiver: WebhookReceiver | None = None, **options: Any
 ) -> dict[str, Any]:

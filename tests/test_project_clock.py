@@ -42,18 +42,6 @@ def service() -> Iterator[Service]:
     svc.close()
 
 
-@pytest.fixture
-def receiver() -> Iterator[WebhookReceiver]:
-    with WebhookReceiver() as r:
-        yield r
-
-
-@pytest.fixture
-def admin(live: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"http://127.0.0.1:{live.port}", timeout=10) as c:
-        yield c
-
-
 class Project:
     """The project under test over HTTP: its API, its control calls, its clock's bounds."""
 
