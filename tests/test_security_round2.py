@@ -17,39 +17,17 @@ import httpx
 import pytest
 from jinja2 import ChainableUndefined
 from markupsafe import escape
-from pytest_idv_mock.fixtures import serve_in_thread
 
-from conftest import ServeProcess, free_port
+from conftest import ServeProcess
 from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.receiver import WebhookReceiver
 from idv_mock.webhooks import SETTLED
+from test_security import Live  # the mock on a known port, as serve runs it
 
 HOSTILE = "<img src=x onerror=alert(1)>\"'</text><script>alert(2)</script>"
 KEY = {"x-api-key": "mock-api-key"}
 JSON_TYPE = {"content-type": "application/json"}
 TEMPLATES = Path(__file__).resolve().parents[1] / "src" / "idv_mock" / "web" / "templates"
-
-
-class Live:
-    """The mock served on a known port, its service knowing that port (as ``serve`` does)."""
-
-    def __init__(self, seed_count: int = 3, **app: Any) -> None:
-        self.port = free_port()
-        config = ServiceConfig(
-            seed_count=seed_count, webhook_backoff=(0.01, 0.01), server_port=self.port
-        )
-        self.service = Service(config)
-        self.app = create_app(self.service, bound_host="127.0.0.1", **app)
-        self.base = f"http://127.0.0.1:{self.port}"
-        self._serving = serve_in_thread(self.app, host="127.0.0.1", port=self.port)
-
-    def __enter__(self) -> Live:
-        self._serving.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._serving.__exit__(None, None, None)
-        self.service.close()
 
 
 @pytest.fixture
@@ -322,32 +300,32 @@ def settled(service: Service, pid: str, wait: float = 30) -> dict[str, Any]:
     raise AssertionError(f"not settled: {service.webhooks.deliveries(pid)}")
 
 
+def one_attempt(receiver: SlowReceiver, timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One webhook delivered, without retries, to ``receiver`` (closed after): the settled
+    delivery and its one attempt."""
+    service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=timeout))
+    try:
+        hooked(service, "one", receiver.url)
+        delivery = settled(service, "one")
+    finally:
+        service.close()
+        receiver.close()
+    (attempt,) = delivery["attempts"]
+    return delivery, attempt
+
+
 def test_a_webhook_reply_is_read_up_to_64_kib() -> None:
     head = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n"
     chunk = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
     endless = SlowReceiver(head + chunk * 4096, pause=0, step=len(head + chunk))  # 256 MiB
-    service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=20))
-    try:
-        hooked(service, "big", endless.url)
-        delivery = settled(service, "big")
-    finally:
-        service.close()
-        endless.close()
-    (attempt,) = delivery["attempts"]
+    delivery, attempt = one_attempt(endless, timeout=20)
     assert delivery["status"] == "delivered"
     assert (attempt["reply_bytes"], attempt["reply_truncated"]) == (65536, True)
 
 
 def test_a_trickling_receiver_meets_the_attempts_total_deadline() -> None:
     trickle = SlowReceiver(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", pause=0.2)
-    service = Service(ServiceConfig(seed_count=0, webhook_backoff=(), webhook_timeout=1))
-    try:
-        hooked(service, "slow", trickle.url)
-        delivery = settled(service, "slow")
-    finally:
-        service.close()
-        trickle.close()
-    (attempt,) = delivery["attempts"]
+    delivery, attempt = one_attempt(trickle, timeout=1)
     assert delivery["status"] == "failed"
     assert attempt["error"] == "TimeoutError: no complete answer within 1 s"
 
