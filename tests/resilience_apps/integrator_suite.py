@@ -14,17 +14,21 @@ import pytest
 from resilience_apps.idempotent_app import IdempotentApp
 from resilience_apps.trusting_app import TrustingApp
 
+SETUP_TIMEOUT = 30.0  # the suite's own set-up calls; the apps keep their own timeouts
+
 
 def approve_one(server: Any, url: str) -> str:
     """Point the project at the app, let an applicant submit and wait for review (pending:
     ``submit``), have a reviewer approve them on the vendor's side (``updated``, then
     ``approved``), and wait until the mock has nothing left to deliver."""
     admin = f"{server.admin_url}/projects/{server.project_id}"
-    assert httpx.patch(admin, json={"options": {"webhook_url": url}}).status_code == 200
+    options = {"options": {"webhook_url": url}}
+    assert httpx.patch(admin, json=options, timeout=SETUP_TIMEOUT).status_code == 200
     r = httpx.post(
         f"{admin}/submissions",
         params={"fire_webhooks": "true"},
         json={"kyc": {"result": "pending"}},
+        timeout=SETUP_TIMEOUT,  # the first creation loads Faker: seconds on a loaded machine
     )
     assert r.status_code == 201
     sid = str(r.json()["submission_id"])
