@@ -211,12 +211,12 @@ def _given_token(scope: Scope) -> str | None:
             cookies = value.decode("latin-1")
     if cookies is None:
         return None
-    from http.cookies import SimpleCookie  # only for a call that carries cookies
+    from http.cookies import CookieError, SimpleCookie  # only for a call that carries cookies
 
     jar: SimpleCookie = SimpleCookie()
     try:
         jar.load(cookies)
-    except Exception:  # a malformed cookie header carries no token
+    except CookieError:  # a malformed cookie header (an unknown $attribute) carries no token
         return None
     morsel = jar.get(TOKEN_COOKIE)
     return None if morsel is None else str(morsel.value)
