@@ -88,10 +88,6 @@ class Exposure:
             return "control API: needs the admin token (header x-idv-mock-admin-token)"
         return "control API: refused to every caller (exposed without --admin-token)"
 
-    def refuses(self, scope: Scope) -> bool:
-        """Whether this request to the server is refused by the rule."""
-        return self.refusal(scope) is not None
-
     def refusal(self, scope: Scope) -> tuple[str, ...] | None:
         """Why the request is refused: an error code of ``errors.GENERIC`` and its
         arguments; None when it passes."""
