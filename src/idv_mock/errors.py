@@ -239,6 +239,34 @@ MISSING_RECORD: dict[str, Any] = {
 }
 
 
+def _subset(family: Family, name: str, keys: tuple[str, ...]) -> Family:
+    """The errors one call of a family can give (a fault rule names only those)."""
+    return Family(name, family.shape, tuple(e for e in family.entries if e.key in keys))
+
+
+MONITOR_POST = _subset(
+    MONITORING,
+    "POST /submission/aml/monitor/{worklistId}",
+    (
+        *("invalid_path", "invalid_project", "invalid_worklist", "unknown_worklist"),
+        *("invalid_submissionIds", "invalid_admin", "missing_required_parameters"),
+        *("all_submissions_failed", "processing_failed", "internal_server_error"),
+    ),
+)
+MONITOR_GET = _subset(
+    MONITORING,
+    "GET /submission/aml/monitor/{worklistId}/{recordId}",
+    ("invalid_path", "invalid_record", "invalide_worklist", "invalid_project"),
+)
+MONITOR_DELETE = _subset(
+    MONITORING,
+    "DELETE /submission/aml/monitor/{worklistId}",
+    (
+        *("invalid_path", "missing_records", "invalide_worklist", "invalid_project"),
+        *("invalid_payload", "invalid_admin"),
+    ),
+)
+
 PROJECTION = Family(
     "/projection",
     Shape.MESSAGE,
