@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -44,7 +45,7 @@ def test_the_plugin_writes_the_start_once_and_restores_it(tmp_path: Path) -> Non
     saved.write_text("not json")  # a damaged file: seeded as usual, and written again
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"PytestCacheWarning: idv-mock: the cached start {saved} is not used" in done.stdout
+    assert f"PytestCacheWarning: idv-mock: the cached start {saved} was not used" in done.stdout
     assert saved.read_bytes().startswith(b"{")
 
 
@@ -119,11 +120,25 @@ def test_a_damaged_cached_start_is_named_in_a_warning_and_seeded_again(
     with pytest.warns(pytest.PytestCacheWarning) as caught:
         service = _session_service(tmp_path)
     (warning,) = caught
-    assert str(warning.message).startswith(f"idv-mock: the cached start {saved} is not used (")
-    assert str(warning.message).endswith("): seeding again")
+    assert str(warning.message).startswith(f"idv-mock: the cached start {saved} was not used (")
+    assert str(warning.message).endswith("): seeded and written again")
     assert reason in str(warning.message)
     assert service.export_state_json() == good  # seeded as the first session was
     assert saved.read_bytes() == good  # and written again
+    service.close()
+
+
+def test_under_warnings_as_errors_a_damaged_start_fails_one_session_only(tmp_path: Path) -> None:
+    saved = _cached_start(tmp_path)
+    good = saved.read_bytes()
+    saved.write_text("not json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(pytest.PytestCacheWarning, match="was not used"):
+            _session_service(tmp_path)
+    assert saved.read_bytes() == good  # written before the warning: the next session restores
+    service = _session_service(tmp_path)
+    assert service.export_state_json() == good
     service.close()
 
 

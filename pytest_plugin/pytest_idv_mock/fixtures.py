@@ -194,18 +194,32 @@ def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Serv
     if config.clock_mode != "tick":  # a wall-clock start is stamped with today's time
         cache = None
     path = None if cache is None else cache.mkdir("idv-mock") / f"start-{_start_key(config)}.json"
+    damaged = None
     if path is not None and path.is_file():
         restored = _restored(config, path)
         if isinstance(restored, Service):
             return restored
-        reason = f"the cached start {path} is not used ({restored}): seeding again"
-        warnings.warn(pytest.PytestCacheWarning(f"idv-mock: {reason}"), stacklevel=1)
+        damaged = restored
     service = Service(config)
     if path is not None and not service.started_prebuilt:  # the package's own start: no copy
         temporary = path.with_suffix(f".{os.getpid()}.tmp")  # xdist workers may race: rename
         temporary.write_bytes(service.export_state_json())
         os.replace(temporary, path)
+    if path is not None and damaged is not None:  # said once the file is good again
+        _say_damaged(path, damaged, service)
     return service
+
+
+def _say_damaged(path: Path, reason: str, service: Service) -> None:
+    """A warning naming the damaged cached start; said after it was written again, so that
+    under ``-W error`` one session fails, and the next restores. The service is closed
+    when the warning is raised (nothing else would close it)."""
+    why = f"idv-mock: the cached start {path} was not used ({reason}): seeded and written again"
+    try:
+        warnings.warn(pytest.PytestCacheWarning(why), stacklevel=1)
+    except pytest.PytestCacheWarning:
+        service.close()
+        raise
 
 
 def _restored(config: ServiceConfig, path: Path) -> Service | str:
