@@ -129,6 +129,16 @@ def receiver() -> Iterator[WebhookReceiver]:
 
 
 @pytest.fixture
+def hook(service: Service, receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
+    """``receiver``, set as the default project's webhook URL; after the test, what is
+    queued is dropped and what is in flight ends before the receiver stops."""
+    service.update_project("default", {"options": {"webhook_url": receiver.url}})
+    yield receiver
+    service.webhooks.clear()
+    service.webhooks.wait_idle(5)
+
+
+@pytest.fixture
 def http(live: LiveServer) -> Iterator[httpx.Client]:
     """A real HTTP client against ``live``; every response is schema-checked."""
     with httpx.Client(

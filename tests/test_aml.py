@@ -8,7 +8,6 @@ literal texts, written out here on purpose.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -154,16 +153,6 @@ def other(service: Service) -> str:
     """A second project; returns its id. Its key is ``OTHER_KEY``."""
     service.create_project({"project_id": "other", "api_key": OTHER_KEY})
     return "other"
-
-
-@pytest.fixture
-def receiver(service: Service) -> Iterator[WebhookReceiver]:
-    """A webhook receiver set as the default project's webhook URL."""
-    r = WebhookReceiver().start()
-    service.update_project("default", {"options": {"webhook_url": r.url}})
-    yield r
-    service.webhooks.wait_idle(5)
-    r.stop()
 
 
 # --- 7.4 errors ---
@@ -590,7 +579,7 @@ def test_report_with_missing_or_wrong_key(
 def test_screening_sends_the_aml_webhook(
     client: TestClient,
     service: Service,
-    receiver: WebhookReceiver,
+    hook: WebhookReceiver,
     entry: str | None,
     result: str,
 ) -> None:
@@ -598,10 +587,10 @@ def test_screening_sends_the_aml_webhook(
     decide = {"submissionId": sid, "admin": ADMIN, "data": {"kycStatus": "approved"}}
     assert client.patch("/v3/submission", json=decide).status_code == 200
     service.webhooks.wait_idle(5)
-    receiver.received.clear()
+    hook.received.clear()
     sub = service.stored_submission("default", sid)
     screen_ok(client, sid, 80)
-    (item,) = receiver.wait_for(1)
+    (item,) = hook.wait_for(1)
     assert item.event == "submission.aml"
     cf = {k: sub["data"][k] for k in ("cf1", "cf2", "cf3") if sub["data"].get(k)}
     expected = {
@@ -618,26 +607,26 @@ def test_screening_sends_the_aml_webhook(
 
 
 def test_screening_a_submission_not_approved_sends_no_webhook(
-    client: TestClient, service: Service, receiver: WebhookReceiver
+    client: TestClient, service: Service, hook: WebhookReceiver
 ) -> None:
     """The vendor screens approved KYC only: the call answers as before, nothing is sent."""
     sid = watchlisted(client, "WL-0001")
     decide = {"submissionId": sid, "admin": ADMIN, "data": {"kycStatus": "rejected"}}
     assert client.patch("/v3/submission", json=decide).status_code == 200
     service.webhooks.wait_idle(5)
-    receiver.received.clear()
+    hook.received.clear()
     screen_ok(client, sid, 80)
     assert service.webhooks.wait_idle(5)
-    assert receiver.received == []
+    assert hook.received == []
 
 
 def test_refused_screening_sends_no_webhook(
-    client: TestClient, service: Service, receiver: WebhookReceiver
+    client: TestClient, service: Service, hook: WebhookReceiver
 ) -> None:
     sid = unscreened(service)["submission_id"]
     assert screen(client, sid).status_code == 400  # no threshold anywhere
     assert service.webhooks.wait_idle(5)
-    assert receiver.received == []
+    assert hook.received == []
 
 
 # --- control API ---

@@ -110,15 +110,6 @@ def test_a_fault_rule_error_is_counted_as_that_error(http: httpx.Client) -> None
     assert count(report(http), "GET /v3/submission 500 processing_error") == 1
 
 
-@pytest.fixture
-def hook(service: Service) -> Iterator[WebhookReceiver]:
-    receiver = WebhookReceiver().start()
-    service.update_project("default", {"options": {"webhook_url": receiver.url}})
-    yield receiver
-    service.webhooks.clear()
-    receiver.stop()
-
-
 def create(http: httpx.Client, result: str) -> None:
     r = http.post(
         "/__admin/projects/default/submissions",

@@ -104,6 +104,19 @@ def test_the_webhook_host_rule(url: str, refused: bool) -> None:
     assert allowed.refusal("http://localhost:8080/hook") is None
 
 
+@pytest.mark.parametrize("url", ["http://[::1/hook", "http://xn--/hook", "http://ü.com:1a/"])
+def test_a_webhook_url_httpx_cannot_parse_is_refused_as_not_a_url(url: str) -> None:
+    """httpx refuses these with its InvalidURL, or idna's error (a ValueError) for xn--."""
+    assert HostRule(own_port=8080).refusal(url) == "not a URL"
+
+
+def test_a_malformed_cookie_header_carries_no_admin_token() -> None:
+    with client_of(exposed=True, admin_token="T0ken") as client:
+        cookie = "idv_mock_admin_token=T0ken; $Unknown=x"  # http.cookies refuses the whole
+        r = client.get("/__admin/projects", headers={"cookie": cookie})
+        assert (r.status_code, r.json()) == (403, REFUSED)
+
+
 @pytest.mark.live
 def test_a_webhook_aimed_at_the_servers_own_reset_is_refused() -> None:
     """The probe: a webhook pointed at the server's own /__admin/reset wiped it."""

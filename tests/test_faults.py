@@ -222,19 +222,32 @@ def test_network_fault_with_a_delay_and_a_catalogue_error_are_exclusive(client: 
     assert client.post(FAULTS, json=ok).status_code == 201
 
 
+MONITOR, RECORD = "/v3/submission/aml/monitor/*", "/v3/submission/aml/monitor/*/*"
+NAMED = {
+    MONITOR: "/v3/submission/aml/monitor/{worklistId}",
+    RECORD: "/v3/submission/aml/monitor/{worklistId}/{recordId}",
+}
+
+
 @pytest.mark.parametrize(
-    ("method", "path", "error"),
+    ("method", "path", "error", "own"),
     [
-        ("GET", "/v3/submission/aml/monitor/*/*", "all_submissions_failed"),
-        ("POST", "/v3/submission/aml/monitor/*", "invalide_worklist"),
-        ("GET", "/v3/submission/aml/monitor/*/*", "Worklist is inactive"),
+        ("GET", RECORD, "all_submissions_failed", ("POST", MONITOR)),
+        ("POST", MONITOR, "invalide_worklist", ("DELETE", MONITOR)),
+        ("GET", RECORD, "Worklist is inactive", ("POST", MONITOR)),
     ],
 )
 def test_monitoring_errors_belong_to_their_own_call(
-    client: TestClient, method: str, path: str, error: str
+    client: TestClient, method: str, path: str, error: str, own: tuple[str, str]
 ) -> None:
+    """On another call the error is refused, naming that call, and adds no rule; on its own
+    call it is taken."""
     rule = {"match": {"method": method, "path": path}, "error": error}
-    assert client.post(FAULTS, json=rule).status_code == 400
+    r = client.post(FAULTS, json=rule)
+    why = f"{method} {NAMED[path]} has no error {error!r}"
+    assert (r.status_code, r.json()) == (400, {"message": "invalid fault rule", "errors": [why]})
+    assert client.get(FAULTS).json() == {"faults": []}
+    add_rule(client, {"match": {"method": own[0], "path": own[1]}, "error": error})
 
 
 def test_faulted_monitoring_errors_carry_their_whole_body(client: TestClient) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import report_summary
+from conftest import free_port, report_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = os.environ.get("IDV_MOCK_IMAGE_BASE", "localhost/debian-py:base")
@@ -85,18 +85,10 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> str:
     return IMAGE
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def container(image: str) -> Iterator[str]:
     """The image as users run it: port published, server on 0.0.0.0 inside, admin token."""
-    port = _free_port()
+    port = free_port()
     started = time.perf_counter()
     cid = _run([*PODMAN, "run", "-d", "--rm", *ULIMITS, "-p", f"127.0.0.1:{port}:8080",
                 image, "--admin-token", TOKEN]).stdout.strip()  # fmt: skip

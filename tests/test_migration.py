@@ -6,7 +6,6 @@ submission as the sheet maps it (no OCR, no images), the webhook, and Secure Dat
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -40,15 +39,8 @@ def coded(code: str, message: str) -> dict[str, str]:
     return {"errorCode": code, "message": message}
 
 
-@pytest.fixture
-def receiver(service: Service) -> Iterator[WebhookReceiver]:
-    with WebhookReceiver() as found:
-        service.update_project("default", {"options": {"webhook_url": found.url}})
-        yield found
-
-
 def test_the_submission_is_created_as_mapped(
-    http: httpx.Client, service: Service, receiver: WebhookReceiver
+    http: httpx.Client, service: Service, hook: WebhookReceiver
 ) -> None:
     r = http.post(URL, json=BODY)
     assert r.status_code == 200
@@ -82,8 +74,8 @@ def test_the_submission_is_created_as_mapped(
     none = {"errorCode": "image_not_found", "message": "Image not found."}
     r = http.get("/v3/image", params={"submissionId": sid, "type": "idImage"})
     assert (r.status_code, r.json()) == (404, none)
-    (hook,) = receiver.wait_for(1)
-    assert (hook.body["webhook_trigger"], hook.body["submission_id"]) == ("approved", sid)
+    (delivered,) = hook.wait_for(1)
+    assert (delivered.body["webhook_trigger"], delivered.body["submission_id"]) == ("approved", sid)
     found = http.get("/v3/submission", params={"submission_id": sid}).json()
     assert found["Items"][0]["kyc"]["result"] == "approved"
 

@@ -14,7 +14,6 @@ import email
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_TEST = """
@@ -73,12 +74,6 @@ def test_metadata_is_ready_for_the_index(dist: Path) -> None:
     assert meta["Description-Content-Type"] == "text/markdown"
     assert meta.get_payload().strip() == (ROOT / "README.md").read_text().strip()
     assert len(list(dist.glob("idv_mock-*.tar.gz"))) == 1
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 INSTALL = re.compile(r"^pip install '([^']+)'", re.M)
@@ -139,7 +134,7 @@ def _installed_from(python: str, env: dict[str, str]) -> str:
 def _serves_and_runs_the_plugin(venv: Path, folder: Path, env: dict[str, str]) -> None:
     bin_dir = venv / "bin"
     folder.mkdir()
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(bin_dir / "idv-mock"), "serve", "--port", str(port), "--seed-count", "3"],
         cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

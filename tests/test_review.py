@@ -8,7 +8,6 @@ form, and the project option ``reviewer``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -27,13 +26,6 @@ def pending(service: Service) -> str:
     return str(sub["submission_id"])
 
 
-@pytest.fixture
-def receiver(service: Service) -> Iterator[WebhookReceiver]:
-    with WebhookReceiver() as found:
-        service.update_project("default", {"options": {"webhook_url": found.url}})
-        yield found
-
-
 def msg(text: str) -> dict[str, str]:
     return {"message": text}
 
@@ -43,7 +35,7 @@ def body(sid: str, **changes: Any) -> dict[str, Any]:
 
 
 def test_approve_a_pending_submission(
-    http: httpx.Client, service: Service, pending: str, receiver: WebhookReceiver
+    http: httpx.Client, service: Service, pending: str, hook: WebhookReceiver
 ) -> None:
     r = http.post(URL, json=body(pending))
     assert r.status_code == 200
@@ -55,14 +47,14 @@ def test_approve_a_pending_submission(
     stored = service.stored_submission("default", pending)
     assert stored["kyc"]["result"] == "approved" and stored["reviewer"] == "agent"
     assert stored["kyc_result_at"] == stored["updated_at"]
-    (hook,) = receiver.wait_for(1)
-    assert hook.body["webhook_trigger"] == "approved"
-    assert hook.body["kyc_result"]["status"] == "approved"
-    assert hook.body["kyc_result"]["reviewer"] == "agent"
+    (delivered,) = hook.wait_for(1)
+    assert delivered.body["webhook_trigger"] == "approved"
+    assert delivered.body["kyc_result"]["status"] == "approved"
+    assert delivered.body["kyc_result"]["reviewer"] == "agent"
 
 
 def test_reject_with_a_comment_and_update_fields(
-    http: httpx.Client, service: Service, pending: str, receiver: WebhookReceiver
+    http: httpx.Client, service: Service, pending: str, hook: WebhookReceiver
 ) -> None:
     fields = {"fullName": "Jane Roe", "birthDate": "1990-02-03", "idType": "passport"}
     r = http.post(
@@ -78,7 +70,7 @@ def test_reject_with_a_comment_and_update_fields(
         "1990-02-03",
         "passport",
     )
-    updated, rejected = receiver.wait_for(2)
+    updated, rejected = hook.wait_for(2)
     assert updated.body["webhook_trigger"] == "updated"
     y, mo, d, h, mi, s, ms = stored["pending_at"].split("-")  # since it was made pending
     assert updated.body["data"] == {

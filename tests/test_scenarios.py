@@ -13,6 +13,7 @@ import pytest
 from conformance import check_response
 from conftest import LiveServer, ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, scenarios
+from idv_mock.scenarios.matching import differences
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "idv_mock.cli"]
@@ -220,6 +221,11 @@ def test_booleans_and_numbers_do_not_match_each_other() -> None:
     results = scenarios.run(scenarios.loads(text))
     assert not results[1].passed
     assert results[1].problems == ("body.Items: expected true items, got 1",)
+    for expected, actual in [(1, True), (True, 1), (0, False), (False, 0)]:
+        shown = (str(expected).lower(), str(actual).lower())
+        assert differences({"a": expected}, {"a": actual}) == [
+            f"payload.a: expected {shown[0]}, got {shown[1]}"
+        ]
 
 
 # --- the command line ---

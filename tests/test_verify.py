@@ -8,15 +8,13 @@ the probe's verdicts are tested against real HTTP, plain and Secure Data Transfe
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
+from pytest_idv_mock.fixtures import serve_in_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -37,25 +35,6 @@ def seeded(**options: Any) -> Service:
     service = Service(ServiceConfig(seed_count=5, options=options))
     service.create_projection(service.project("default"), "no_birth", "exclude", ["age_group"])
     return service
-
-
-@contextmanager
-def serve(app: Starlette) -> Iterator[str]:
-    """uvicorn in a thread on a free port (as conftest's LiveServer); yields the origin."""
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", ws="none")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "stand-in did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 class StandIn:
@@ -93,8 +72,8 @@ class StandIn:
 def stand_in(service: Service, corrupt: Corrupt | None = None) -> Iterator[tuple[str, StandIn]]:
     with LiveServer(service) as live:
         proxy = StandIn(f"http://127.0.0.1:{live.port}", corrupt)
-        with serve(proxy.app()) as origin:
-            yield origin + "/v3", proxy
+        with serve_in_thread(proxy.app()) as running:  # as conftest's LiveServer
+            yield f"http://127.0.0.1:{running.port}/v3", proxy
 
 
 def on_items(change: Callable[[list[Any]], None]) -> Corrupt:

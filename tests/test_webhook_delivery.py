@@ -31,15 +31,6 @@ def service() -> Iterator[Service]:
     svc.close()
 
 
-@pytest.fixture
-def hook(service: Service) -> Iterator[WebhookReceiver]:
-    receiver = WebhookReceiver().start()
-    service.update_project("default", {"options": {"webhook_url": receiver.url}})
-    yield receiver
-    service.webhooks.clear()
-    receiver.stop()
-
-
 def levers(http: httpx.Client, doc: dict[str, Any]) -> dict[str, Any]:
     r = http.put(LEVERS, json=doc)
     assert r.status_code == 200, r.text

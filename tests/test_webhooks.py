@@ -92,14 +92,6 @@ def receiver() -> Iterator[WebhookReceiver]:
 
 
 @pytest.fixture
-def hook(service: Service, receiver: WebhookReceiver) -> Iterator[WebhookReceiver]:
-    """The receiver, set as the default project's webhook URL."""
-    service.update_project("default", {"options": {"webhook_url": receiver.url}})
-    yield receiver
-    service.webhooks.wait_idle(5)
-
-
-@pytest.fixture
 def slow_service() -> Iterator[Service]:
     svc = Service(ServiceConfig(seed_count=5, webhook_backoff=(1.0, 1.0)))
     yield svc

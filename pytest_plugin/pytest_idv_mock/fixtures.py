@@ -19,6 +19,7 @@ import os
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ import pytest
 from idv_mock.gc_pause import no_gc  # standard library only: paused before the mock loads
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import httpx
     import uvicorn
 
@@ -185,25 +188,66 @@ def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Serv
     loading Faker and seeding again (most of a first fixture's cost). Without the cache
     plugin (``-p no:cacheprovider``), with ``--cache-clear``, or on the wall clock (a start
     stamped now), it seeds as usual."""
-    import orjson
-
     from idv_mock import Service
 
     cache = getattr(pytestconfig, "cache", None)
     if config.clock_mode != "tick":  # a wall-clock start is stamped with today's time
         cache = None
     path = None if cache is None else cache.mkdir("idv-mock") / f"start-{_start_key(config)}.json"
+    damaged = None
     if path is not None and path.is_file():
-        try:
-            return Service(config, start=orjson.loads(path.read_bytes()))
-        except Exception:  # a damaged or foreign file: seed as usual, and write it again
-            pass
+        restored = _restored(config, path)
+        if isinstance(restored, Service):
+            return restored
+        damaged = restored
     service = Service(config)
     if path is not None and not service.started_prebuilt:  # the package's own start: no copy
         temporary = path.with_suffix(f".{os.getpid()}.tmp")  # xdist workers may race: rename
         temporary.write_bytes(service.export_state_json())
         os.replace(temporary, path)
+    if path is not None and damaged is not None:  # said once the file is good again
+        _say_damaged(path, damaged, service)
     return service
+
+
+def _say_damaged(path: Path, reason: str, service: Service) -> None:
+    """A warning naming the damaged cached start; said after it was written again, so that
+    under ``-W error`` one session fails, and the next restores. The service is closed
+    when the warning is raised (nothing else would close it)."""
+    why = f"idv-mock: the cached start {path} was not used ({reason}): seeded and written again"
+    try:
+        warnings.warn(pytest.PytestCacheWarning(why), stacklevel=1)
+    except pytest.PytestCacheWarning:
+        service.close()
+        raise
+
+
+def _restored(config: ServiceConfig, path: Path) -> Service | str:
+    """The service restored from the cached start at ``path``, or why the file is not
+    used: unreadable, not JSON, not a version 1 state document, or one that breaks
+    schemas/state.json or a rule of a state. The schema is checked only once restoring
+    failed (checking costs a hundred times the restore it guards); a restore failing on a
+    valid document is a bug in the mock, and raises."""
+    import orjson
+
+    from idv_mock import Service, schemas
+    from idv_mock.backend import InvalidInput
+
+    try:
+        start = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:  # gone, unreadable, cut short
+        return str(exc)
+    if not isinstance(start, dict) or start.get("version") != 1:
+        return "not a version 1 state document"
+    try:
+        return Service(config, start=start)
+    except InvalidInput as exc:  # two projects with one id or key, a repeated submission
+        return str(exc)
+    except (LookupError, TypeError, ValueError, AttributeError):
+        problems = schemas.errors("state.json", start)
+        if not problems:
+            raise
+        return problems[0]
 
 
 SEEDING_PACKAGES = ("backend", "fake", "aml")  # what a start state is made by (with schemas)

@@ -66,8 +66,3 @@ def is_own(address: Address) -> bool:
     except OSError:
         return False
     return True
-
-
-def url_host(address: Address) -> str:
-    """The address as a URL's host (an IPv6 one in brackets)."""
-    return f"[{address}]" if address.version == 6 else str(address)

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 DEFAULT_START = datetime(2026, 1, 1, 9, 0, 0, tzinfo=timezone.utc)
-MODES = ("tick", "wall", "frozen")
 
 
 def _real() -> datetime:

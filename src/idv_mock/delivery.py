@@ -20,7 +20,6 @@ from idv_mock import schemas
 
 SCHEMA = "webhook_delivery.json"
 RELEASE_SCHEMA = "webhook_release.json"
-RELEASE_ORDERS = ("queued", "reversed", "shuffle")
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,8 +132,3 @@ def find(op_id: str) -> Operation:
 def path(op_id: str) -> str:
     """The full path template of an operation (``/v3/projection/{projectionId}``)."""
     return find(op_id).path
-
-
-def with_body(schema: str) -> tuple[Operation, ...]:
-    """The operations whose request body may be ``schema`` (a file name of ``schemas/``)."""
-    return tuple(op for op in operations() if schema in op.entry.get("body", ()))

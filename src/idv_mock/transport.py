@@ -174,7 +174,7 @@ class AsyncASGITransport(httpx.AsyncBaseTransport):
         exchange = _Exchange(body, request.method == "HEAD")
         try:
             await self.app(scope, exchange.receive, exchange.send)
-        except Exception:
+        except Exception:  # httpx.ASGITransport's contract: raised, or a 500 when asked
             if self.raise_app_exceptions:
                 raise
             if exchange.status is None:

@@ -165,7 +165,7 @@ class HostRule:
         try:
             parsed = httpx.URL(url)
             host, port = parsed.host, parsed.port or (443 if parsed.scheme == "https" else 80)
-        except Exception:
+        except (httpx.InvalidURL, ValueError):  # httpx's, or idna's for a bad xn-- label
             raise Refused("not a URL") from None
         if not host or parsed.scheme not in ("http", "https"):
             raise Refused("not an http(s) URL")

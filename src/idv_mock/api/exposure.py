@@ -88,10 +88,6 @@ class Exposure:
             return "control API: needs the admin token (header x-idv-mock-admin-token)"
         return "control API: refused to every caller (exposed without --admin-token)"
 
-    def refuses(self, scope: Scope) -> bool:
-        """Whether this request to the server is refused by the rule."""
-        return self.refusal(scope) is not None
-
     def refusal(self, scope: Scope) -> tuple[str, ...] | None:
         """Why the request is refused: an error code of ``errors.GENERIC`` and its
         arguments; None when it passes."""
@@ -211,12 +207,12 @@ def _given_token(scope: Scope) -> str | None:
             cookies = value.decode("latin-1")
     if cookies is None:
         return None
-    from http.cookies import SimpleCookie  # only for a call that carries cookies
+    from http.cookies import CookieError, SimpleCookie  # only for a call that carries cookies
 
     jar: SimpleCookie = SimpleCookie()
     try:
         jar.load(cookies)
-    except Exception:  # a malformed cookie header carries no token
+    except CookieError:  # a malformed cookie header (an unknown $attribute) carries no token
         return None
     morsel = jar.get(TOKEN_COOKIE)
     return None if morsel is None else str(morsel.value)

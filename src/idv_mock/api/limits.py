@@ -26,7 +26,6 @@ from idv_mock.serving.http import says_body, send_json
 
 MAX_BODY = 1024 * 1024
 MAX_STATE_BODY = 512 * 1024 * 1024  # PUT /__admin/state: a whole state, 100k submissions
-MAX_ADMIN_BODY = MAX_STATE_BODY  # (the largest body any call takes)
 STATE_PATH = CONTROL_PREFIX + "/state"
 MAX_HEADER_BYTES = 16 * 1024
 TOO_LARGE = "idv_mock.body_too_large"  # scope key: the limit the body went past

@@ -34,7 +34,6 @@ KINDS = ("response", "webhook", "time", "delivery", "page")
 # webhook or time rule first, then the delivery faults, the error answers, the plain
 # answers, and the hosted form's pages last.
 RANKS = {"webhook": 0, "time": 1, "delivery": 2, "error": 3, "response": 4, "page": 5}
-RECEIVER_CLASSES = ("2xx", "4xx", "5xx", "unreachable")
 NO_PROJECT = ""  # where a page of an unknown project is counted (the form's bad-path)
 LEVERS_NOT_FAULTS = frozenset({"events"})  # a filter on the levers, not a misbehaviour
 STEP_PAGE = "/liveform/s/{session}/"

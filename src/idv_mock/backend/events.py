@@ -163,11 +163,6 @@ def _hide(
     return {k: v for k, v in obj.items() if names.get(k, k) not in hidden}
 
 
-def _with_cf(sub: Submission, *pairs: tuple[str, Any]) -> dict[str, Any]:
-    """``pairs`` with a value, and ``cf`` when a custom field has one."""
-    return _filled((*pairs, ("cf", _cf(sub))))
-
-
 # --- submission triggers ---
 def _reference(sub: Submission, applicant: bool = False) -> tuple[tuple[str, Any], ...]:
     """What ``submit`` and ``rejected`` say of the submission after their own head, in the

@@ -173,7 +173,7 @@ def _decrypted(text: str | None, decrypt: Decrypt, known: dict[str, str]) -> dic
         inner = decrypt(text)
     except Refused:
         raise
-    except Exception:  # any cipher, base64 or JSON failure: the link is unreadable
+    except ValueError:  # crypto's CryptoError (base64, key, UTF-8, JSON): the link is unreadable
         raise Refused("decryption", known=known) from None
     if not isinstance(inner, dict):
         raise Refused("decryption", known=known)

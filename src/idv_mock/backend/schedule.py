@@ -17,8 +17,6 @@ from typing import Any
 
 from idv_mock.clock import iso, parse_iso
 
-WHATS = ("token_expiry", "incomplete_timeout", "monitoring_cycle", "webhook_retry")
-
 
 @dataclass(order=True, slots=True)
 class Due:

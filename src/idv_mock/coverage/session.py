@@ -22,7 +22,6 @@ from idv_mock.backend.coverage import combine
 from idv_mock.coverage import report
 
 PLUGIN_NAME = "idv-mock-coverage"
-DEFAULT_DIR = ".idv-coverage"
 PARTS_ENV = "IDV_MOCK_COVERAGE_PARTS"  # where xdist's workers leave their parts
 RESILIENCE_HTML_ENV = "IDV_MOCK_RESILIENCE_HTML"  # the resilience report to link to
 PROFILE_ENV = "IDV_MOCK_PROFILE"
