@@ -82,6 +82,7 @@ PLUGIN_USES = (
     "idv_mock.backend",  # InvalidInput, for a clear error from a bad marker
     "idv_mock.schemas",  # the files the seeded start cache is keyed on
     "idv_mock.gc_pause",  # no cycle collection while a first fixture builds
+    "idv_mock.backend.prebuilt",  # available(): a shipped start, so no cache key to work out
     "idv_mock.resilience",
     "idv_mock.resilience.profiles",
 )

@@ -187,9 +187,14 @@ def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Serv
     the configuration and the installed code), so later sessions restore it instead of
     loading Faker and seeding again (most of a first fixture's cost). Without the cache
     plugin (``-p no:cacheprovider``), with ``--cache-clear``, or on the wall clock (a start
-    stamped now), it seeds as usual."""
+    stamped now), it seeds as usual. A configuration whose start ships with the package
+    (``backend/prebuilt.py``: the default one) starts from that, before the cache is
+    looked at: no cache key to work out (a stat of every seeding file), no cache folder."""
     from idv_mock import Service
+    from idv_mock.backend import prebuilt
 
+    if prebuilt.available(config):
+        return Service(config)
     cache = getattr(pytestconfig, "cache", None)
     if config.clock_mode != "tick":  # a wall-clock start is stamped with today's time
         cache = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -148,6 +149,25 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return error_response(shaped_for(request.url.path, error))
 
 
+@functools.cache
+def _shared_routes() -> tuple[Route, ...]:
+    """The API, control-API and OpenAPI routes, built once a process and shared by every
+    app: nothing in them is an app's own (each endpoint and ``WriteGuard`` find the service
+    in the request's app). A mock started per test (``idv_mocked``, ``idv_client``) built
+    these 44 routes each time: most of its start. The pages' mount stays each app's own."""
+    guard = [Middleware(WriteGuard)]  # 503 on writes while the state file cannot be saved
+    api = [
+        Route(p, api_endpoint(c, r), methods=ALL_METHODS, middleware=guard)
+        for p, (c, r) in API_ROUTES.items()
+    ]
+    control = [
+        Route(p, admin_endpoint(h), methods=ALL_METHODS, middleware=guard)
+        for p, h in admin.ROUTES.items()
+    ]
+    docs = [Route("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
+    return (*api, *control, *docs)
+
+
 def create_app(
     service: Service | None = None,
     *,
@@ -168,18 +188,8 @@ def create_app(
     ``bound_host`` (the address served on; None in-process) and ``allowed_hosts``: the
     names ``/__admin`` answers to besides localhost and loopback addresses (``exposure.py``).
     """
-    guard = [Middleware(WriteGuard)]  # 503 on writes while the state file cannot be saved
-    api = [
-        Route(p, api_endpoint(c, r), methods=ALL_METHODS, middleware=guard)
-        for p, (c, r) in API_ROUTES.items()
-    ]
-    control = [
-        Route(p, admin_endpoint(h), methods=ALL_METHODS, middleware=guard)
-        for p, h in admin.ROUTES.items()
-    ]
-    docs = [Route("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
     app = MockApp(
-        routes=[*api, *control, *docs, web.lazy_mount()],  # pages load on first use
+        routes=[*_shared_routes(), web.lazy_mount()],  # pages load on first use
         exception_handlers={
             ApiError: _api_error,
             HTTPException: _http_error,

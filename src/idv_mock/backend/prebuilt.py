@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import importlib.util
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,27 +60,61 @@ def key(config: ServiceConfig) -> str | None:
 
 @functools.cache
 def sources_digest() -> str:
-    """The contents of every file seeding runs (read once a process: a few ms)."""
+    """The contents of every file seeding runs (read once a process). Plain ``os`` calls
+    rather than ``pathlib``: this runs on every cold first use, where ``Path`` objects for
+    some 140 files (made, sorted, made relative) cost more than reading and hashing them."""
     from idv_mock import schemas
 
-    package = Path(__file__).resolve().parents[1]
-    files = sorted(package.glob("*.py"))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # (path, the name hashed with it: relative to the file's grandparent folder)
+    files = [(os.path.join(package, n), f"idv_mock/{n}") for n in _names(package, (".py",))]
     for folder in SEEDING_PACKAGES:
-        files += sorted(f for f in (package / folder).glob("*") if f.suffix in (".py", ".json"))
-    files += sorted(Path(schemas.schema_dir()).rglob("*.json"))
+        where = os.path.join(package, folder)
+        files += [(os.path.join(where, n), f"{folder}/{n}") for n in _names(where, _SEEDING)]
+    files += _schema_files(str(schemas.schema_dir()))
     faker = importlib.util.find_spec("faker")  # found, not imported
     if faker is not None and faker.origin:
-        files.append(Path(faker.origin))
+        files.append((faker.origin, "/".join(Path(faker.origin).parts[-2:])))
     digest = hashlib.sha256()
-    for found in files:
-        digest.update(found.relative_to(found.parents[1]).as_posix().encode())
-        digest.update(found.read_bytes())
+    for path, name in files:
+        digest.update(name.encode())
+        with open(path, "rb") as source:
+            digest.update(source.read())
     return digest.hexdigest()
+
+
+_SEEDING = (".py", ".json")
+
+
+def _names(folder: str, suffixes: tuple[str, ...]) -> list[str]:
+    """The files of ``folder`` (not below) with one of ``suffixes``, by name."""
+    with os.scandir(folder) as entries:
+        return sorted(e.name for e in entries if e.name.endswith(suffixes) and not e.is_dir())
+
+
+def _schema_files(root: str) -> list[tuple[str, str]]:
+    """Every ``*.json`` below ``root`` in ``Path`` order (by their parts), each named by
+    its folder and its name, as the key has always hashed them."""
+    found: list[tuple[tuple[str, ...], str]] = []
+    for folder, _, names in os.walk(root):
+        parts = Path(os.path.relpath(folder, root)).parts
+        found += [((*parts, n), os.path.join(folder, n)) for n in names if n.endswith(".json")]
+    found.sort()
+    return [
+        (path, f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}")
+        for _, path in found
+    ]
 
 
 def path_for(config: ServiceConfig) -> Path | None:
     found = key(config)
     return None if found is None else STARTS / f"start-{found}.json.gz"
+
+
+def available(config: ServiceConfig) -> bool:
+    """Whether ``Service(config)`` starts from a shipped start (``load`` reads it)."""
+    path = path_for(config) if _state["enabled"] else None
+    return path is not None and path.is_file()
 
 
 def load(config: ServiceConfig) -> dict[str, Any] | None:
