@@ -11,8 +11,12 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Container
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from idv_mock import schemas
 from idv_mock.backend import aml, events
@@ -57,6 +61,8 @@ class Screening:
     def __init__(self, core: Core, create_submission: Create) -> None:
         self.core = core
         self.create_submission = create_submission
+        # search cycles' matching done by an advance outside the lock, by (project, worklist)
+        self.prepared: dict[tuple[str, str], Prepared] = {}
 
     # --- screening ---
     def screen(self, project: Project, sid: str, threshold: int | None) -> dict[str, Any]:
@@ -205,11 +211,35 @@ class Screening:
             return []
         worklist.screened_key = key
         entries = _to_screen(project, old, key)
+        prepared = self.prepared.pop((project.project_id, worklist.id), None)
+        ready = prepared.found if prepared and prepared.fits(worklist, entries, key[0]) else {}
         sent: list[str] = []
         for record in list(worklist.records.values()) if entries else []:
-            if self._rescreen(project, worklist, record, entries, key[0], at):
+            if self._rescreen(project, worklist, record, entries, key[0], at, ready):
                 sent.append("aml_monitor")
         return sent if project.options.get("webhook_url") else []
+
+    def prepare_cycle(self, project: Project, detail: dict[str, Any]) -> Callable[[], None] | None:
+        """The cycle's costly part, for an advance to run outside the lock: each record's
+        submission matched against what the cycle will screen, from the submission's stored
+        JSON as it is now. The rule takes a result only while that JSON is the same object
+        (a submission changed meanwhile is matched again then), so the cycle's outcome is
+        the one it would have had in one step. None: the cycle has nothing to screen."""
+        worklist = project.monitoring.worklists.get(str(detail.get("worklist_id")))
+        if worklist is None or not worklist.active:
+            return None
+        key, old = _watch_key(project), worklist.screened_key
+        entries = _to_screen(project, old, key) if key != old else ()
+        if not entries or not worklist.records:
+            return None
+        blobs = project.store.blobs
+        found = [
+            (str(r["submissionId"]), blobs.get(str(r["submissionId"])))
+            for r in worklist.records.values()
+        ]
+        prepared = Prepared(worklist, entries, key[0])
+        self.prepared[(project.project_id, worklist.id)] = prepared
+        return partial(prepared.match, [(sid, blob) for sid, blob in found if blob is not None])
 
     @staticmethod
     def idle_cycle(project: Project, detail: dict[str, Any]) -> timedelta | None:
@@ -229,18 +259,28 @@ class Screening:
         entries: tuple[screening.Entry, ...],
         threshold: int,
         at: datetime,
+        ready: dict[str, tuple[bytes, list[screening.Match] | None]],
     ) -> bool:
-        """One record against ``entries``; True when it alerted (something new)."""
-        sub = project.store.get(record["submissionId"])
-        if sub is None or sub.get("status") == "Deleted Submission":
+        """One record against ``entries``; True when it alerted (something new). ``ready``:
+        what an advance matched outside the lock, by submission, with the JSON it read."""
+        sid = str(record["submissionId"])
+        done = ready.get(sid)
+        sub: Submission | None = None
+        if done is not None and done[0] is project.store.blobs.get(sid):
+            found = done[1]
+        else:
+            sub = project.store.get(sid)
+            found = _match(sub, entries, threshold)
+        if found is None:
             return False
-        found = _screening().screen(_screening().subject_of(sub), entries, threshold)
         ids = [m.entry.entry_id for m in found]
         known = worklist.seen.get(record["id"])
         worklist.seen[record["id"]] = sorted({*ids, *(known or [])})
         new = [i for i in ids if i not in (known or [])]
         if known is None or not new:  # no earlier result to compare with, or nothing new
             return False
+        sub = sub or project.store.get(sid)
+        assert sub is not None  # its JSON was read above, under the same lock
         record.update(
             status="screenedWithMatches",
             openCount=int(record.get("openCount", 0)) + len(new),
@@ -434,6 +474,41 @@ class Screening:
                 worklist.seen.pop(rid, None)
                 worklist.registered.pop(rid, None)
             return missing
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A search cycle's matching, done ahead outside the lock (``prepare_cycle``): for each
+    submission, the stored JSON it read and what it matched (None: deleted)."""
+
+    worklist: Worklist
+    entries: tuple[screening.Entry, ...]
+    threshold: int
+    found: dict[str, tuple[bytes, list[screening.Match] | None]] = field(default_factory=dict)
+
+    def fits(
+        self, worklist: Worklist, entries: tuple[screening.Entry, ...], threshold: int
+    ) -> bool:
+        return self.worklist is worklist and self.threshold == threshold and self.entries == entries
+
+    def match(self, blobs: list[tuple[str, bytes]]) -> None:
+        """Reads nothing shared but immutable bytes, so it needs no lock; the interpreter
+        hands its turn to the threads answering other calls every few milliseconds (a
+        ``time.sleep(0)`` per submission costed more than the matching on a loaded host)."""
+        for sid, blob in blobs:
+            self.found[sid] = (blob, _match(orjson.loads(blob), self.entries, self.threshold))
+
+
+def _match(
+    sub: Submission | None, entries: tuple[screening.Entry, ...], threshold: int
+) -> list[screening.Match] | None:
+    """What a live submission matches; None for a deleted one (a cycle skips it)."""
+    if sub is None or sub.get("status") == "Deleted Submission":
+        return None
+    found: list[screening.Match] = _screening().screen(
+        _screening().subject_of(sub), entries, threshold
+    )
+    return found
 
 
 def _watch_key(project: Project) -> list[Any]:
