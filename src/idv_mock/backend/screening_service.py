@@ -232,14 +232,14 @@ class Screening:
         entries = _to_screen(project, old, key) if key != old else ()
         if not entries or not worklist.records:
             return None
-        blobs = project.store.blobs
+        blobs, seen = project.store.blobs, worklist.seen
         found = [
-            (str(r["submissionId"]), blobs.get(str(r["submissionId"])))
+            (str(r["submissionId"]), blobs.get(str(r["submissionId"])), seen.get(r["id"]))
             for r in worklist.records.values()
         ]
         prepared = Prepared(worklist, entries, key[0])
         self.prepared[(project.project_id, worklist.id)] = prepared
-        return partial(prepared.match, [(sid, blob) for sid, blob in found if blob is not None])
+        return partial(prepared.match, [(s, b, k) for s, b, k in found if b is not None])
 
     @staticmethod
     def idle_cycle(project: Project, detail: dict[str, Any]) -> timedelta | None:
@@ -259,7 +259,7 @@ class Screening:
         entries: tuple[screening.Entry, ...],
         threshold: int,
         at: datetime,
-        ready: dict[str, tuple[bytes, list[screening.Match] | None]],
+        ready: dict[str, Ready],
     ) -> bool:
         """One record against ``entries``; True when it alerted (something new). ``ready``:
         what an advance matched outside the lock, by submission, with the JSON it read."""
@@ -267,7 +267,7 @@ class Screening:
         done = ready.get(sid)
         sub: Submission | None = None
         if done is not None and done[0] is project.store.blobs.get(sid):
-            found = done[1]
+            found, sub = done[1], done[2]
         else:
             sub = project.store.get(sid)
             found = _match(sub, entries, threshold)
@@ -290,7 +290,9 @@ class Screening:
         brief = {"recordId": record["id"], "worklistId": worklist.id, "created_at": created}
         style = str(project.options["projection_style"])
         hidden = project.hidden_fields(sub["submission_id"])
-        self.core.fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
+        if project.options.get("webhook_url") or self.core.routes.get(project.project_id):
+            # (only then: the event costs more than the rest of a record's update)
+            self.core.fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
         return True
 
     def worklists(self, project_id: str) -> list[dict[str, Any]]:
@@ -479,24 +481,34 @@ class Screening:
 @dataclass(slots=True)
 class Prepared:
     """A search cycle's matching, done ahead outside the lock (``prepare_cycle``): for each
-    submission, the stored JSON it read and what it matched (None: deleted)."""
+    submission, the stored JSON it read, what it matched (None: deleted) and, when that
+    looked new, the decoded submission its alert needs."""
 
     worklist: Worklist
     entries: tuple[screening.Entry, ...]
     threshold: int
-    found: dict[str, tuple[bytes, list[screening.Match] | None]] = field(default_factory=dict)
+    found: dict[str, Ready] = field(default_factory=dict)
 
     def fits(
         self, worklist: Worklist, entries: tuple[screening.Entry, ...], threshold: int
     ) -> bool:
         return self.worklist is worklist and self.threshold == threshold and self.entries == entries
 
-    def match(self, blobs: list[tuple[str, bytes]]) -> None:
-        """Reads nothing shared but immutable bytes, so it needs no lock; the interpreter
-        hands its turn to the threads answering other calls every few milliseconds (a
-        ``time.sleep(0)`` per submission costed more than the matching on a loaded host)."""
-        for sid, blob in blobs:
-            self.found[sid] = (blob, _match(orjson.loads(blob), self.entries, self.threshold))
+    def match(self, blobs: list[tuple[str, bytes, list[str] | None]]) -> None:
+        """Reads nothing shared but immutable bytes and the record's earlier matches as
+        they were (``known``), so it needs no lock; the interpreter hands its turn to the
+        threads answering other calls every few milliseconds (a ``time.sleep(0)`` per
+        submission costed more than the matching on a loaded host)."""
+        for sid, blob, known in blobs:
+            sub = orjson.loads(blob)
+            found = _match(sub, self.entries, self.threshold)
+            new = known is not None and any(m.entry.entry_id not in known for m in found or ())
+            self.found[sid] = (blob, found, sub if new else None)
+
+
+# what an advance matched outside the lock for a submission: the stored JSON it read, the
+# matches (None: deleted) and the decoded submission when it is likely to alert
+Ready = tuple[bytes, "list[screening.Match] | None", "Submission | None"]
 
 
 def _match(
