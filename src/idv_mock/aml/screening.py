@@ -95,7 +95,7 @@ def name_score(a: str, b: str) -> float:
         return 0.0
     fuzz = _fuzz()
     best = float(fuzz.token_sort_ratio(na, nb))
-    ta, tb = set(na.split()), set(nb.split())
+    ta, tb = _words(na), _words(nb)
     shared = sorted(ta & tb)
     if shared:
         only_a, only_b = sorted(ta - tb), sorted(tb - ta)
@@ -103,6 +103,12 @@ def name_score(a: str, b: str) -> float:
             return 100.0
         best = max(best, float(fuzz.ratio(" ".join(shared + only_a), " ".join(shared + only_b))))
     return round(min(100.0, max(0.0, best)), 2)
+
+
+@functools.lru_cache(maxsize=NORMALIZED_KEPT)
+def _words(normal: str) -> frozenset[str]:
+    """The words of a normalized name, kept as its normal form is."""
+    return frozenset(normal.split())
 
 
 @functools.cache
@@ -113,6 +119,7 @@ def _fuzz() -> Any:
     return fuzz
 
 
+@functools.lru_cache(maxsize=NORMALIZED_KEPT)
 def _birth_year(value: str) -> str:
     """The year of a YYYY-MM-DD date, or "" when unknown or malformed."""
     text = value.strip()[:10]
