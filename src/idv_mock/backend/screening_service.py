@@ -213,6 +213,8 @@ class Screening:
         entries = _to_screen(project, old, key)
         prepared = self.prepared.pop((project.project_id, worklist.id), None)
         ready = prepared.found if prepared and prepared.fits(worklist, entries, key[0]) else {}
+        if ready and prepared is not None:
+            worklist.subjects = prepared.subjects  # for the next cycle's matching
         sent: list[str] = []
         for record in list(worklist.records.values()) if entries else []:
             if self._rescreen(project, worklist, record, entries, key[0], at, ready):
@@ -237,9 +239,10 @@ class Screening:
             (str(r["submissionId"]), blobs.get(str(r["submissionId"])), seen.get(r["id"]))
             for r in worklist.records.values()
         ]
-        prepared = Prepared(worklist, entries, key[0])
+        prepared = Prepared(worklist, entries, key[0], _sends(self.core, project))
         self.prepared[(project.project_id, worklist.id)] = prepared
-        return partial(prepared.match, [(s, b, k) for s, b, k in found if b is not None])
+        items = [(s, b, k) for s, b, k in found if b is not None]
+        return partial(prepared.match, items, worklist.subjects)
 
     @staticmethod
     def idle_cycle(project: Project, detail: dict[str, Any]) -> timedelta | None:
@@ -279,8 +282,6 @@ class Screening:
         new = [i for i in ids if i not in (known or [])]
         if known is None or not new:  # no earlier result to compare with, or nothing new
             return False
-        sub = sub or project.store.get(sid)
-        assert sub is not None  # its JSON was read above, under the same lock
         record.update(
             status="screenedWithMatches",
             openCount=int(record.get("openCount", 0)) + len(new),
@@ -289,9 +290,10 @@ class Screening:
         created = worklist.registered.get(record["id"], str(record.get("updateTime", "")))
         brief = {"recordId": record["id"], "worklistId": worklist.id, "created_at": created}
         style = str(project.options["projection_style"])
-        hidden = project.hidden_fields(sub["submission_id"])
-        if project.options.get("webhook_url") or self.core.routes.get(project.project_id):
-            # (only then: the event costs more than the rest of a record's update)
+        if _sends(self.core, project):  # (only then: an event costs more than the rest)
+            sub = sub or project.store.get(sid)
+            assert sub is not None  # its JSON was read above, under the same lock
+            hidden = project.hidden_fields(sid)
             self.core.fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
         return True
 
@@ -425,6 +427,7 @@ class Screening:
         worklist.records[record["id"]] = record
         worklist.seen[record["id"]] = sorted(m.entry.entry_id for m in found)
         worklist.registered[record["id"]] = str(record["updateTime"])
+        worklist.subjects[sid] = (project.store.blobs[sid], _screening().subject_of(sub))
         return None, str(record["id"])
 
     def _new_record(
@@ -487,23 +490,39 @@ class Prepared:
     worklist: Worklist
     entries: tuple[screening.Entry, ...]
     threshold: int
+    alerts_sent: bool  # the project's alerts go somewhere: keep what they need
     found: dict[str, Ready] = field(default_factory=dict)
+    subjects: dict[str, tuple[bytes, Any]] = field(default_factory=dict)  # as Worklist's
 
     def fits(
         self, worklist: Worklist, entries: tuple[screening.Entry, ...], threshold: int
     ) -> bool:
         return self.worklist is worklist and self.threshold == threshold and self.entries == entries
 
-    def match(self, blobs: list[tuple[str, bytes, list[str] | None]]) -> None:
-        """Reads nothing shared but immutable bytes and the record's earlier matches as
-        they were (``known``), so it needs no lock; the interpreter hands its turn to the
+    def match(
+        self, blobs: list[tuple[str, bytes, list[str] | None]], before: dict[str, Any]
+    ) -> None:
+        """Reads nothing shared but immutable bytes, the record's earlier matches as they
+        were (``known``) and the subjects the last cycle read (``before``, which a cycle
+        replaces, never changes), so it needs no lock; a submission whose JSON is the one
+        the last cycle read is not decoded again. The interpreter hands its turn to the
         threads answering other calls every few milliseconds (a ``time.sleep(0)`` per
         submission costed more than the matching on a loaded host)."""
         for sid, blob, known in blobs:
-            sub = orjson.loads(blob)
-            found = _match(sub, self.entries, self.threshold)
+            last = before.get(sid)
+            sub = None if last is not None and last[0] is blob else orjson.loads(blob)
+            subject = last[1] if sub is None and last is not None else _subject(sub)
+            found = None if subject is None else _screening().screen(subject, *self.criteria)
             new = known is not None and any(m.entry.entry_id not in known for m in found or ())
+            new = new and self.alerts_sent
+            if new and sub is None:
+                sub = orjson.loads(blob)
+            self.subjects[sid] = (blob, subject)
             self.found[sid] = (blob, found, sub if new else None)
+
+    @property
+    def criteria(self) -> tuple[tuple[screening.Entry, ...], int]:
+        return self.entries, self.threshold
 
 
 # what an advance matched outside the lock for a submission: the stored JSON it read, the
@@ -515,12 +534,24 @@ def _match(
     sub: Submission | None, entries: tuple[screening.Entry, ...], threshold: int
 ) -> list[screening.Match] | None:
     """What a live submission matches; None for a deleted one (a cycle skips it)."""
+    subject = _subject(sub)
+    if subject is None:
+        return None
+    found: list[screening.Match] = _screening().screen(subject, entries, threshold)
+    return found
+
+
+def _sends(core: Core, project: Project) -> bool:
+    """Whether the project's events go anywhere (``Core.fire`` sends them only then)."""
+    return bool(project.options.get("webhook_url") or core.routes.get(project.project_id))
+
+
+def _subject(sub: Submission | None) -> screening.Subject | None:
+    """Who a live submission screens; None for a deleted one."""
     if sub is None or sub.get("status") == "Deleted Submission":
         return None
-    found: list[screening.Match] = _screening().screen(
-        _screening().subject_of(sub), entries, threshold
-    )
-    return found
+    subject: screening.Subject = _screening().subject_of(sub)
+    return subject
 
 
 def _watch_key(project: Project) -> list[Any]:
