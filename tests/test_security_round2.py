@@ -327,6 +327,28 @@ def test_other_projects_answer_while_a_search_cycle_rescreens_every_record(
     assert sum(1 for r in outcome(live.service, start) if r[1] == "screenedWithMatches") == 100
 
 
+def test_a_submission_edited_between_two_rescreens_is_screened_as_edited(live: Live) -> None:
+    records = rescreened_project(live.service, 4)
+    url, busy = f"{live.base}/__admin/projects/busy", {"x-api-key": "busy-key"}
+    read = f"{live.base}/v3/submission/aml/monitor/wl"
+    assert httpx.patch(url, json={"options": {"aml_threshold": 60}}).status_code == 200
+    assert httpx.post(f"{url}/clock/advance", json={"seconds": 1}).status_code == 200
+    statuses = [httpx.get(f"{read}/{r}", headers=busy).json()["status"] for r in records]
+    assert statuses == ["screenedNoMatches", "screenedWithMatches"] * 2
+    first = httpx.get(f"{read}/{records[0]}", headers=busy).json()
+    edit = {"submissionId": first["submissionId"], "admin": "a@example.com"}
+    edited = httpx.patch(
+        f"{live.base}/v3/submission",
+        json={**edit, "data": {"fullName": "Person Numbr"}},
+        headers=busy,
+    )
+    assert edited.status_code == 200, edited.text
+    assert httpx.patch(url, json={"options": {"aml_threshold": 70}}).status_code == 200
+    assert httpx.post(f"{url}/clock/advance", json={"seconds": 1}).status_code == 200
+    after = httpx.get(f"{read}/{records[0]}", headers=busy).json()
+    assert (after["status"], after["openCount"]) == ("screenedWithMatches", 1)
+
+
 def _plus(instant: str, seconds: int) -> str:
     from datetime import timedelta
 
