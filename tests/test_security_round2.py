@@ -229,6 +229,126 @@ def test_a_clock_advance_lists_at_most_1000_rules_and_counts_them_all(live: Live
     assert after["fired_count"] == 2 and after["fired"][0]["webhooks"] == []
 
 
+def rescreened_project(service: Service, records: int) -> list[str]:
+    """Project ``busy``: an own entry ``Person Number`` and ``records`` monitored records, a
+    search cycle every second; every other record ("Parsons Nimber…", 71 to 75 against
+    the entry) matches at a threshold of 60 and not at the default 80. Answers the record
+    ids, registration order."""
+    options = {"clock_mode": "frozen", "monitoring_cycle_seconds": 1}
+    spec = {"project_id": "busy", "api_key": "busy-key", "admins": ["a@example.com"]}
+    service.create_project({**spec, "options": options})
+    entry = {"entry_id": "E-1", "list": "pep", "name": "Person Number", "nationality": "KOR"}
+    service.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
+    service.create_worklist("busy", {"id": "wl", "name": "all"})
+    sids = []
+    for i in range(records):
+        name = f"Parsons Nimber{i}" if i % 2 else f"Someone Else{i}"
+        data = {"full_name": name, "date_of_birth": "1980-01-01", "nationality": "USA"}
+        made = service.create_submission("busy", {"kyc": {"result": "approved"}, "data": data})
+        sids.append(made["submission_id"])
+    batch = service.screening.monitor(service.project("busy"), "wl", sids, "a@example.com")
+    return [r["recordIds"][0] for r in batch["successResults"]]
+
+
+def outcome(service: Service, start: str) -> list[tuple[str, str, int, float]]:
+    """Each record of ``busy`` as a user compares them: name, status, open matches, and
+    when it was last updated (seconds after ``start``)."""
+    from idv_mock.clock import parse_iso
+
+    records = service.project("busy").monitoring.get("wl").records.values()
+    since = parse_iso(start)
+    return sorted(
+        (
+            r["name"],
+            r["status"],
+            r["openCount"],
+            (parse_iso(r["updateTime"]) - since).total_seconds(),
+        )
+        for r in records
+    )
+
+
+def test_other_projects_answer_while_a_search_cycle_rescreens_every_record(
+    live: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from idv_mock.aml import screening
+
+    records = rescreened_project(live.service, 200)
+    url = f"{live.base}/__admin/projects/busy"
+    start = httpx.get(f"{url}/clock").json()["now"]
+    changed = {"options": {"aml_threshold": 60}}  # the next cycle re-screens every record
+    assert httpx.patch(url, json=changed).status_code == 200
+    halfway, answered = threading.Event(), threading.Event()
+    real_screen, screened = screening.screen, [0]
+
+    def screen(*args: Any) -> Any:  # the cycle's matching waits, half done, for the reads
+        screened[0] += 1
+        if screened[0] == 100:
+            halfway.set()
+            answered.wait(30)
+        return real_screen(*args)
+
+    monkeypatch.setattr(screening, "screen", screen)
+    year: list[dict[str, Any]] = []
+    advance = threading.Thread(
+        target=lambda: year.append(
+            httpx.post(f"{url}/clock/advance", json={"seconds": 31536000}, timeout=60).json()
+        )
+    )
+    advance.start()
+    try:
+        assert halfway.wait(30)
+        other = httpx.get(f"{live.base}/v3/submission?count=1", headers=KEY, timeout=5)
+        assert other.status_code == 200 and other.json()["Items"]
+        # the busy project answers too, and shows the cycle not begun: no half of one
+        read = f"{live.base}/v3/submission/aml/monitor/wl/{records[1]}"
+        before = httpx.get(read, headers={"x-api-key": "busy-key"}, timeout=5).json()
+        assert (before["status"], before["openCount"]) == ("screenedNoMatches", 0)
+        assert advance.is_alive()  # both answered before the advance returned
+    finally:
+        answered.set()
+        advance.join()
+    assert (len(year[0]["fired"]), year[0]["fired_count"]) == (1000, 31536000)
+    after = httpx.get(read, headers={"x-api-key": "busy-key"}).json()
+    assert (after["status"], after["openCount"]) == ("screenedWithMatches", 1)
+    assert after["updateTime"] == _plus(start, 1)
+    # the same as the cycle run in one step under the lock
+    alone = Service(ServiceConfig(seed_count=0))
+    try:
+        rescreened_project(alone, 200)
+        alone.clocks.prepare.clear()
+        alone_start = alone.clocks.describe("busy")["now"]
+        alone.update_project("busy", changed)
+        in_one_step = alone.clocks.advance("busy", {"seconds": 31536000})
+        assert outcome(alone, alone_start) == outcome(live.service, start)
+        assert [f["what"] for f in in_one_step["fired"]] == [f["what"] for f in year[0]["fired"]]
+    finally:
+        alone.close()
+    assert sum(1 for r in outcome(live.service, start) if r[1] == "screenedWithMatches") == 100
+
+
+def test_a_submission_edited_between_two_rescreens_is_screened_as_edited(live: Live) -> None:
+    records = rescreened_project(live.service, 4)
+    url, busy = f"{live.base}/__admin/projects/busy", {"x-api-key": "busy-key"}
+    read = f"{live.base}/v3/submission/aml/monitor/wl"
+    assert httpx.patch(url, json={"options": {"aml_threshold": 60}}).status_code == 200
+    assert httpx.post(f"{url}/clock/advance", json={"seconds": 1}).status_code == 200
+    statuses = [httpx.get(f"{read}/{r}", headers=busy).json()["status"] for r in records]
+    assert statuses == ["screenedNoMatches", "screenedWithMatches"] * 2
+    first = httpx.get(f"{read}/{records[0]}", headers=busy).json()
+    edit = {"submissionId": first["submissionId"], "admin": "a@example.com"}
+    edited = httpx.patch(
+        f"{live.base}/v3/submission",
+        json={**edit, "data": {"fullName": "Person Numbr"}},
+        headers=busy,
+    )
+    assert edited.status_code == 200, edited.text
+    assert httpx.patch(url, json={"options": {"aml_threshold": 70}}).status_code == 200
+    assert httpx.post(f"{url}/clock/advance", json={"seconds": 1}).status_code == 200
+    after = httpx.get(f"{read}/{records[0]}", headers=busy).json()
+    assert (after["status"], after["openCount"]) == ("screenedWithMatches", 1)
+
+
 def _plus(instant: str, seconds: int) -> str:
     from datetime import timedelta
 

@@ -33,6 +33,10 @@ class Worklist:
     screened_key: list[Any] | None = None
     seen: dict[str, list[str]] = field(default_factory=dict)
     registered: dict[str, str] = field(default_factory=dict)
+    # not saved: each submission as the last matching outside the lock read it, its stored
+    # JSON (the bytes object, compared by identity) and its subject, so that an unchanged
+    # submission is not decoded again (``screening_service.Prepared``)
+    subjects: dict[str, tuple[bytes, Any]] = field(default_factory=dict, repr=False)
 
     def describe(self) -> dict[str, Any]:
         return {

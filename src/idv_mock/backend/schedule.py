@@ -55,6 +55,10 @@ class Schedule:
             return heapq.heappop(self.items)
         return None
 
+    def put_back(self, due: Due) -> None:
+        """An item taken off by ``pop_due`` and not run, due again as it was."""
+        heapq.heappush(self.items, due)
+
     def remove(self, what: str, **match: Any) -> int:
         """Drop the items of ``what`` whose detail has these values; how many went."""
         kept = [d for d in self.items if not _matches(d, what, match)]

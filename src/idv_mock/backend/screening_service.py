@@ -11,8 +11,12 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Container
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from idv_mock import schemas
 from idv_mock.backend import aml, events
@@ -57,6 +61,8 @@ class Screening:
     def __init__(self, core: Core, create_submission: Create) -> None:
         self.core = core
         self.create_submission = create_submission
+        # search cycles' matching done by an advance outside the lock, by (project, worklist)
+        self.prepared: dict[tuple[str, str], Prepared] = {}
 
     # --- screening ---
     def screen(self, project: Project, sid: str, threshold: int | None) -> dict[str, Any]:
@@ -205,11 +211,38 @@ class Screening:
             return []
         worklist.screened_key = key
         entries = _to_screen(project, old, key)
+        prepared = self.prepared.pop((project.project_id, worklist.id), None)
+        ready = prepared.found if prepared and prepared.fits(worklist, entries, key[0]) else {}
+        if ready and prepared is not None:
+            worklist.subjects = prepared.subjects  # for the next cycle's matching
         sent: list[str] = []
         for record in list(worklist.records.values()) if entries else []:
-            if self._rescreen(project, worklist, record, entries, key[0], at):
+            if self._rescreen(project, worklist, record, entries, key[0], at, ready):
                 sent.append("aml_monitor")
         return sent if project.options.get("webhook_url") else []
+
+    def prepare_cycle(self, project: Project, detail: dict[str, Any]) -> Callable[[], None] | None:
+        """The cycle's costly part, for an advance to run outside the lock: each record's
+        submission matched against what the cycle will screen, from the submission's stored
+        JSON as it is now. The rule takes a result only while that JSON is the same object
+        (a submission changed meanwhile is matched again then), so the cycle's outcome is
+        the one it would have had in one step. None: the cycle has nothing to screen."""
+        worklist = project.monitoring.worklists.get(str(detail.get("worklist_id")))
+        if worklist is None or not worklist.active:
+            return None
+        key, old = _watch_key(project), worklist.screened_key
+        entries = _to_screen(project, old, key) if key != old else ()
+        if not entries or not worklist.records:
+            return None
+        blobs, seen = project.store.blobs, worklist.seen
+        found = [
+            (str(r["submissionId"]), blobs.get(str(r["submissionId"])), seen.get(r["id"]))
+            for r in worklist.records.values()
+        ]
+        prepared = Prepared(worklist, entries, key[0], _sends(self.core, project))
+        self.prepared[(project.project_id, worklist.id)] = prepared
+        items = [(s, b, k) for s, b, k in found if b is not None]
+        return partial(prepared.match, items, worklist.subjects)
 
     @staticmethod
     def idle_cycle(project: Project, detail: dict[str, Any]) -> timedelta | None:
@@ -229,12 +262,20 @@ class Screening:
         entries: tuple[screening.Entry, ...],
         threshold: int,
         at: datetime,
+        ready: dict[str, Ready],
     ) -> bool:
-        """One record against ``entries``; True when it alerted (something new)."""
-        sub = project.store.get(record["submissionId"])
-        if sub is None or sub.get("status") == "Deleted Submission":
+        """One record against ``entries``; True when it alerted (something new). ``ready``:
+        what an advance matched outside the lock, by submission, with the JSON it read."""
+        sid = str(record["submissionId"])
+        done = ready.get(sid)
+        sub: Submission | None = None
+        if done is not None and done[0] is project.store.blobs.get(sid):
+            found, sub = done[1], done[2]
+        else:
+            sub = project.store.get(sid)
+            found = _match(sub, entries, threshold)
+        if found is None:
             return False
-        found = _screening().screen(_screening().subject_of(sub), entries, threshold)
         ids = [m.entry.entry_id for m in found]
         known = worklist.seen.get(record["id"])
         worklist.seen[record["id"]] = sorted({*ids, *(known or [])})
@@ -249,8 +290,11 @@ class Screening:
         created = worklist.registered.get(record["id"], str(record.get("updateTime", "")))
         brief = {"recordId": record["id"], "worklistId": worklist.id, "created_at": created}
         style = str(project.options["projection_style"])
-        hidden = project.hidden_fields(sub["submission_id"])
-        self.core.fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
+        if _sends(self.core, project):  # (only then: an event costs more than the rest)
+            sub = sub or project.store.get(sid)
+            assert sub is not None  # its JSON was read above, under the same lock
+            hidden = project.hidden_fields(sid)
+            self.core.fire(project, [events.aml_monitor_event(sub, [brief], hidden, style)])
         return True
 
     def worklists(self, project_id: str) -> list[dict[str, Any]]:
@@ -383,6 +427,7 @@ class Screening:
         worklist.records[record["id"]] = record
         worklist.seen[record["id"]] = sorted(m.entry.entry_id for m in found)
         worklist.registered[record["id"]] = str(record["updateTime"])
+        worklist.subjects[sid] = (project.store.blobs[sid], _screening().subject_of(sub))
         return None, str(record["id"])
 
     def _new_record(
@@ -434,6 +479,79 @@ class Screening:
                 worklist.seen.pop(rid, None)
                 worklist.registered.pop(rid, None)
             return missing
+
+
+@dataclass(slots=True)
+class Prepared:
+    """A search cycle's matching, done ahead outside the lock (``prepare_cycle``): for each
+    submission, the stored JSON it read, what it matched (None: deleted) and, when that
+    looked new, the decoded submission its alert needs."""
+
+    worklist: Worklist
+    entries: tuple[screening.Entry, ...]
+    threshold: int
+    alerts_sent: bool  # the project's alerts go somewhere: keep what they need
+    found: dict[str, Ready] = field(default_factory=dict)
+    subjects: dict[str, tuple[bytes, Any]] = field(default_factory=dict)  # as Worklist's
+
+    def fits(
+        self, worklist: Worklist, entries: tuple[screening.Entry, ...], threshold: int
+    ) -> bool:
+        return self.worklist is worklist and self.threshold == threshold and self.entries == entries
+
+    def match(
+        self, blobs: list[tuple[str, bytes, list[str] | None]], before: dict[str, Any]
+    ) -> None:
+        """Reads nothing shared but immutable bytes, the record's earlier matches as they
+        were (``known``) and the subjects the last cycle read (``before``, which a cycle
+        replaces, never changes), so it needs no lock; a submission whose JSON is the one
+        the last cycle read is not decoded again. The interpreter hands its turn to the
+        threads answering other calls every few milliseconds (a ``time.sleep(0)`` per
+        submission costed more than the matching on a loaded host)."""
+        for sid, blob, known in blobs:
+            last = before.get(sid)
+            sub = None if last is not None and last[0] is blob else orjson.loads(blob)
+            subject = last[1] if sub is None and last is not None else _subject(sub)
+            found = None if subject is None else _screening().screen(subject, *self.criteria)
+            new = known is not None and any(m.entry.entry_id not in known for m in found or ())
+            new = new and self.alerts_sent
+            if new and sub is None:
+                sub = orjson.loads(blob)
+            self.subjects[sid] = (blob, subject)
+            self.found[sid] = (blob, found, sub if new else None)
+
+    @property
+    def criteria(self) -> tuple[tuple[screening.Entry, ...], int]:
+        return self.entries, self.threshold
+
+
+# what an advance matched outside the lock for a submission: the stored JSON it read, the
+# matches (None: deleted) and the decoded submission when it is likely to alert
+Ready = tuple[bytes, "list[screening.Match] | None", "Submission | None"]
+
+
+def _match(
+    sub: Submission | None, entries: tuple[screening.Entry, ...], threshold: int
+) -> list[screening.Match] | None:
+    """What a live submission matches; None for a deleted one (a cycle skips it)."""
+    subject = _subject(sub)
+    if subject is None:
+        return None
+    found: list[screening.Match] = _screening().screen(subject, entries, threshold)
+    return found
+
+
+def _sends(core: Core, project: Project) -> bool:
+    """Whether the project's events go anywhere (``Core.fire`` sends them only then)."""
+    return bool(project.options.get("webhook_url") or core.routes.get(project.project_id))
+
+
+def _subject(sub: Submission | None) -> screening.Subject | None:
+    """Who a live submission screens; None for a deleted one."""
+    if sub is None or sub.get("status") == "Deleted Submission":
+        return None
+    subject: screening.Subject = _screening().subject_of(sub)
+    return subject
 
 
 def _watch_key(project: Project) -> list[Any]:

@@ -123,7 +123,10 @@ class Service(MovedNames):
         self.clocks.on("token_expiry", self.liveform.expire_token)
         self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
         self.clocks.on(
-            "monitoring_cycle", self.screening.monitoring_cycle, self.screening.idle_cycle
+            "monitoring_cycle",
+            self.screening.monitoring_cycle,
+            self.screening.idle_cycle,
+            self.screening.prepare_cycle,
         )
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays

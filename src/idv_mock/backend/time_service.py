@@ -35,6 +35,11 @@ Rule = Callable[[Project, dict[str, Any], datetime], list[str]]
 # a repeating rule's period when its next run would change nothing (a search cycle with
 # nothing new to screen), else None: such runs are counted, not run one by one
 Idle = Callable[[Project, dict[str, Any]], timedelta | None]
+# a rule's costly part that needs no shared state once started (a search cycle's matching):
+# given the project and the item's details under the lock, the work an advance runs without
+# the lock just before the rule (which then finds its results ready), or None
+Work = Callable[[], None]
+Prepare = Callable[[Project, dict[str, Any]], Work | None]
 MAX_FIRED = 1000  # an advance's answer lists this many rules that fired, and counts the rest
 SLICE_SECONDS = 0.02  # an advance holds the service's lock this long at most at a time
 LAST = datetime(9000, 1, 1, tzinfo=timezone.utc)  # time stops here: no test needs more
@@ -90,14 +95,20 @@ class Clocks:
         self.core = core
         self.rules: dict[str, Rule] = {}  # what each kind of due item does (docs/time.md)
         self.idle: dict[str, Idle] = {}  # repeating rules' idle runs, coalesced
+        self.prepare: dict[str, Prepare] = {}  # rules' costly parts, run outside the lock
         self.watching: threading.Event | None = None  # set to stop ``watch``
 
-    def on(self, what: str, rule: Rule, idle: Idle | None = None) -> None:
+    def on(
+        self, what: str, rule: Rule, idle: Idle | None = None, prepare: Prepare | None = None
+    ) -> None:
         """Run ``rule`` for each item of kind ``what`` that falls due; ``idle`` tells when
-        the next runs of a repeating rule would do nothing (then they are only counted)."""
+        the next runs of a repeating rule would do nothing (then they are only counted);
+        ``prepare`` gives the part of a run an advance does outside the lock."""
         self.rules[what] = rule
         if idle is not None:
             self.idle[what] = idle
+        if prepare is not None:
+            self.prepare[what] = prepare
 
     # --- public operations ---
     def handle(self, project_id: str) -> ProjectClock:
@@ -125,22 +136,29 @@ class Clocks:
 
         The catch-up runs in slices of at most ``SLICE_SECONDS`` under the lock, the
         project's clock moved to the last instant run at the end of each, so other
-        projects' calls are answered between slices whatever the span."""
+        projects' calls are answered between slices whatever the span. A rule's costly part
+        (a search cycle re-screening every record) runs between slices, outside the lock;
+        the rule itself then runs whole under it, so no call sees half of one."""
         with self.core.lock:
             project = self.core.project(project_id)
             start = project.clock.peek()
             target = _target(spec, start)
             self.core.changes += 1
         fired = Fired()
+        ready: list[Due] = []  # the item whose costly part ran outside the lock
         while True:
             with self.core.lock:
                 if self.core.projects.get(project_id) is not project:
                     break  # reset or deleted meanwhile: what is left is not this advance's
-                done = self._run_until(project, target, fired, time.monotonic() + SLICE_SECONDS)
-                if done:
+                deadline = time.monotonic() + SLICE_SECONDS
+                step = self._run_until(project, target, fired, deadline, ready)
+                if step is True:
                     project.clock.advance_to(max(target, project.clock.peek()))
                     break
-            time.sleep(0.0005)  # let a waiting thread take the lock
+            if step is False:
+                time.sleep(0.0005)  # let a waiting thread take the lock
+            else:
+                step()  # the next rule's costly part, outside the lock
         with self.core.lock:
             answer = {
                 "now": iso(project.clock.peek()),
@@ -168,13 +186,28 @@ class Clocks:
 
     # --- running the rules ---
     def _run_until(
-        self, project: Project, until: datetime, fired: Fired, deadline: float | None = None
-    ) -> bool:
+        self,
+        project: Project,
+        until: datetime,
+        fired: Fired,
+        deadline: float | None = None,
+        ready: list[Due] | None = None,
+    ) -> bool | Work:
         """Run what falls due up to ``until``; False when ``deadline`` (monotonic) came
-        first, with the clock moved to the last instant run."""
+        first, with the clock moved to the last instant run. Given ``ready`` (an advance),
+        a rule with a costly part not yet done stops the run: its work is answered, for
+        the caller to run outside the lock, and the item is left due, then noted in
+        ``ready``."""
+        ran: datetime | None = None
         while (due := project.schedule.pop_due(until)) is not None:
             if fired.full and self._coalesce(project, due, until, fired):
                 continue
+            if ready is not None and (work := self._prepare(project, due, ready)) is not None:
+                project.schedule.put_back(due)
+                if ran is not None:
+                    project.clock.advance_to(max(ran, project.clock.peek()))
+                return work
+            ran = due.at
             with project.clock.pinned(due.at):
                 try:
                     sent = self._run(project, due)
@@ -186,6 +219,16 @@ class Clocks:
                 project.clock.advance_to(max(due.at, project.clock.peek()))
                 return False
         return True
+
+    def _prepare(self, project: Project, due: Due, ready: list[Due]) -> Work | None:
+        """The costly part of ``due``'s rule, unless it ran already (once per item: the rule
+        computes what changed meanwhile itself)."""
+        prepare = self.prepare.get(due.what)
+        if prepare is None or due.hook is not None or (ready and ready[0] is due):
+            return None
+        work = prepare(project, due.detail)
+        ready[:] = [due] if work is not None else []
+        return work
 
     def _coalesce(self, project: Project, due: Due, until: datetime, fired: Fired) -> bool:
         """Count, without running them, the idle runs of a repeating rule from ``due`` up to
