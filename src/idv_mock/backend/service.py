@@ -534,16 +534,16 @@ class Service(MovedNames):
                 return self._incomplete(project, sel, request_type), None
             if not (reduced or request_type or project.projections.applied):
                 # the common case: stored items as they are
-                return list(map(project.store.blobs.__getitem__, found)), next_key
+                return project.store.jsons(found), next_key
             style = str(project.options["projection_style"])
             shaped = []
             for sid in found:
                 hidden = project.hidden_fields(sid)
                 if not (hidden or request_type):
                     plain = project.store.view(sid, "reduced", views.reduced) if reduced else None
-                    shaped.append(plain or project.store.blobs[sid])
+                    shaped.append(plain or project.store.json(sid))
                     continue
-                sub = orjson.loads(project.store.blobs[sid])
+                sub = orjson.loads(project.store.json(sid))
                 view = views.reduced(sub) if reduced else sub
                 if hidden:
                     view = views.projected(view, hidden, style, reduced=reduced)
@@ -572,7 +572,7 @@ class Service(MovedNames):
         needle = b'"applicant_id":' + orjson.dumps(applicant_id)
         with self._lock:
             found = []
-            for sid, blob in project.store.blobs.items():
+            for sid, blob in zip(list(project.store.blobs), project.store.all_json(), strict=True):
                 if needle not in blob:
                     continue
                 sub = orjson.loads(blob)

@@ -32,7 +32,7 @@ def export_project(project: Project) -> dict[str, Any]:
     del spec["submission_count"]
     return {
         "project": spec,
-        "submissions": [orjson.Fragment(b) for b in project.store.blobs.values()],
+        "submissions": [orjson.Fragment(b) for b in project.store.all_json()],
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
         "projections": project.projections.export(),
