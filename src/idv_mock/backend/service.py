@@ -776,15 +776,16 @@ class Service(MovedNames):
         it is shared with the live state."""
         return orjson.loads(self.export_state_json())  # type: ignore[no-any-return]
 
-    def export_state_json(self) -> bytes:
+    def export_state_json(self, lines: bool = False) -> bytes:
         """The whole state as JSON, each submission's stored bytes put in as they are: a save
         of 100k submissions holds the lock while those are copied (a few hundred ms), not
-        while they are decoded and encoded again (tens of seconds)."""
+        while they are decoded and encoded again (tens of seconds). ``lines``: each
+        submission on a line of its own (the state file's layout, ``snapshots.LINE``)."""
         with self._lock:
             doc = {
                 "version": 1,
                 "clock": self.clock.export(),
-                "projects": [snapshots.export_project(p) for p in self.projects.values()],
+                "projects": [snapshots.export_project(p, lines) for p in self.projects.values()],
             }
             return orjson.dumps(doc)  # under the lock: the document shares live objects
 
