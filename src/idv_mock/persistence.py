@@ -226,6 +226,7 @@ def _load(service: Service, path: Path, progress: Progress = SILENT) -> Loaded |
         service.import_state(loaded.doc, validate=False, give=True, progress=progress)
     except InvalidInput as exc:
         raise StateFileError(f"{path}: {exc}; not overwriting it") from None
+    loaded.doc.clear()  # its submissions' lines hold the file's bytes: not through the save
     return loaded
 
 
