@@ -234,8 +234,35 @@ def _size_rows(r: dict[str, Any]) -> list[Row]:
             f"< {RSS_100K_BYTES / 1e9:.1f} GB" if big else "-",
             verdict(rss < RSS_100K_BYTES) if big else "info",
         ),
+        *_load_rows(r, part, n, big),
         Row(part, f"{n}: GET via async client, median", _reads(r, "http"), "-", "info"),
         Row(part, f"{n}: Service.read alone, median", _reads(r, "store"), "-", "info"),
+    ]
+
+
+def _load_rows(r: dict[str, Any], part: str, n: str, big: bool) -> list[Row]:
+    """``serve --state-file`` of that size (issue 37: the bounds of seeding)."""
+    if "load_s" not in r:
+        return []
+    load, rss = r["load_s"], r["load_rss_bytes"]
+    per_sub = r["load_bytes_per_submission"] / 1e3
+    size = f"{r['state_file_bytes'] / 1e6:,.0f} MB file"
+    return [
+        Row(
+            part,
+            f"{n}: state-file load ({size}, a new epoch saved)",
+            f"{load:.1f} s",
+            f"< {SEED_100K_S:.0f} s" if big else "-",
+            verdict(load < SEED_100K_S) if big else "info",
+        ),
+        Row(
+            part,
+            f"{n}: RSS after the state-file load",
+            f"{rss / 1e6:,.0f} MB  {per_sub:.1f} KB/submission"
+            f"  (peak {r['load_rss_peak_bytes'] / 1e6:,.0f} MB)",
+            f"< {RSS_100K_BYTES / 1e9:.1f} GB" if big else "-",
+            verdict(rss < RSS_100K_BYTES) if big else "info",
+        ),
     ]
 
 

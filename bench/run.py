@@ -211,7 +211,9 @@ def run_scale(mode: Mode) -> list[dict[str, Any]]:
         print(
             f"    {size:>7,}: seeded in {result['seed_s']:.1f} s,"
             f" {result['rss_bytes'] / 1e6:,.0f} MB RSS,"
-            f" {result['bytes_per_submission'] / 1e3:.1f} KB/submission",
+            f" {result['bytes_per_submission'] / 1e3:.1f} KB/submission;"
+            f" state file loaded in {result['load_s']:.1f} s,"
+            f" {result['load_rss_bytes'] / 1e6:,.0f} MB RSS",
             flush=True,
         )
         results.append(result)

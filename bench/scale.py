@@ -6,6 +6,11 @@ VmRSS from a service seeded with nothing (schemas and imports already loaded) to
 seeded with N. Reads are timed twice: as GET requests through the async in-process
 client (the latency a test or integrator sees; the targets apply to it), and straight
 through ``Service.read`` (the store alone, where memory locality shows: informational).
+
+Then the seeded state is saved as ``--state-file`` saves it, and a second fresh child
+(``python bench/scale.py load N PATH``) opens it as ``idv-mock serve --state-file`` does
+(read, load, a new epoch saved at once): its time, and its memory measured the same way
+(issue 37: the same bounds as seeding).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import random
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +32,15 @@ HERE = Path(__file__).resolve().parent
 
 
 def run(size: int, calls: int, timeout: float) -> dict[str, Any]:
-    cmd = [sys.executable, str(HERE / "scale.py"), str(size), str(calls)]
+    with tempfile.TemporaryDirectory() as folder:
+        state = str(Path(folder) / "state.json")
+        result = _child([str(size), str(calls), state], size, timeout)
+        result.update(_child(["load", str(size), state], size, timeout))
+    return result
+
+
+def _child(args: list[str], size: int, timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, str(HERE / "scale.py"), *args]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
     if done.returncode != 0:
         raise RuntimeError(f"scale child ({size}) failed: {done.stderr[-800:]}")
@@ -127,8 +141,8 @@ async def _http_kinds(service: Any, kinds: dict[str, list[dict[str, str]]]) -> d
     return out
 
 
-def child(size: int, calls: int) -> dict[str, Any]:
-    from idv_mock import Service, ServiceConfig
+def child(size: int, calls: int, state: str) -> dict[str, Any]:
+    from idv_mock import Service, ServiceConfig, persistence
 
     empty = Service(ServiceConfig(seed_count=0))  # loads schemas, Faker, orjson, ...
     base = rss_bytes()
@@ -138,7 +152,7 @@ def child(size: int, calls: int) -> dict[str, Any]:
     after = rss_bytes()
     del empty
     picked = draw(service.project("default").store, calls)
-    return {
+    found = {
         "size": size,
         "seed_s": seconds,
         "rss_base_bytes": base,
@@ -148,7 +162,36 @@ def child(size: int, calls: int) -> dict[str, Any]:
         **store_latencies(service, picked),
         **http_latencies(service, picked),
     }
+    persistence.save(service, Path(state))  # what the load child opens
+    found["state_file_bytes"] = Path(state).stat().st_size
+    return found
+
+
+def load_child(size: int, state: str) -> dict[str, Any]:
+    """``serve --state-file`` of the seeded state: read, load, the new epoch saved at once."""
+    from idv_mock import Service, ServiceConfig
+    from idv_mock.persistence import StateFile
+
+    empty = Service(ServiceConfig(seed_count=0))
+    base = rss_bytes()
+    start = time.perf_counter()
+    service = Service(ServiceConfig(seed_count=0))
+    StateFile(service, Path(state)).open()
+    seconds = time.perf_counter() - start
+    after = rss_bytes()
+    del empty
+    if len(service.project("default").store) != size:
+        raise RuntimeError("the state file did not load every submission")
+    return {
+        "load_s": seconds,
+        "load_rss_bytes": after,
+        "load_rss_peak_bytes": peak_rss_bytes(),
+        "load_bytes_per_submission": (after - base) / size,
+    }
 
 
 if __name__ == "__main__":
-    print(json.dumps(child(int(sys.argv[1]), int(sys.argv[2]))))
+    if sys.argv[1] == "load":
+        print(json.dumps(load_child(int(sys.argv[2]), sys.argv[3])))
+    else:
+        print(json.dumps(child(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])))

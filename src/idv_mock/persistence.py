@@ -33,6 +33,7 @@ import orjson
 
 from idv_mock import schemas
 from idv_mock.backend import InvalidInput, Service
+from idv_mock.backend.snapshots import LINE
 from idv_mock.clock import iso
 from idv_mock.gc_pause import no_gc
 from idv_mock.jsondepth import STATE_DEPTH, too_deep
@@ -42,6 +43,7 @@ _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{
 LOG = logging.getLogger("idv_mock.state_file")
 MB = 1 << 20
 CHUNK = 16 * MB  # read and written in pieces this big, each a step of the progress line
+JSON_OBJECT = ord("{")
 _STALE = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.tmp")
 
 
@@ -64,7 +66,7 @@ def save(service: Service, path: Path, epoch: int = 0, progress: Progress = SILE
     """Write the whole state to ``path`` atomically; on failure nothing is left behind.
     ``progress``: where the write shows how far it is (in MB)."""
     with no_gc():  # the export builds a list per submission (duplicate keys)
-        body = memoryview(service.export_state_json())[1:]  # after the document's "{"
+        body = memoryview(service.export_state_json(lines=True))[1:]  # after its "{"
     header = b'{"state_file":{"epoch":%d,"sha256":"%s"},' % (epoch, _digest(epoch, body).encode())
     tmp = _tmp_path(path)
     task = progress.task("saving", len(body), "MB", scale=MB)
@@ -98,16 +100,19 @@ class Loaded:
 
 
 def read(path: Path, progress: Progress = SILENT) -> Loaded:
-    """Read and check ``path``: a file with a matching digest skips the schema check."""
+    """Read and check ``path``: a file with a matching digest skips the schema check, and
+    its submissions stay JSON (each a view of its line, decoded one at a time as it is
+    stored: a state of 100k never exists as 3 GB of objects at once)."""
     try:
         raw = _read_bytes(path, progress)
+        epoch, trusted = _verified(raw)
         with no_gc():  # millions of new objects: no collection walking them again and again
-            doc = orjson.loads(raw)
+            lined = _lined(raw) if trusted else None
+            doc = orjson.loads(raw) if lined is None else lined
     except (OSError, orjson.JSONDecodeError) as exc:
         raise StateFileError(
             f"{path}: not a readable JSON file ({exc}); not overwriting it"
         ) from None
-    epoch, trusted = _verified(raw)
     if not isinstance(doc, dict):
         raise StateFileError(
             f"{path}: not an idv-mock state file (not an object); not overwriting it"
@@ -117,6 +122,33 @@ def read(path: Path, progress: Progress = SILENT) -> Loaded:
         epoch = _header_epoch(path, header)
         _check_foreign(path, doc)
     return Loaded(doc, epoch)
+
+
+def _lined(raw: bytes | bytearray) -> Any:
+    """The document of a file saved with each submission on a line of its own
+    (``snapshots.LINE``), its submissions left as views of their lines; None for a file
+    saved without (before the layout: decoded whole)."""
+    at = raw.find(LINE)
+    if at < 0:
+        return None
+    view, subs = memoryview(raw), []
+    skeleton = bytearray(view[:at])
+    while at >= 0:  # lines alternate: a submission ("{"), then "," or "]" and what follows
+        end = raw.find(LINE, at + 1)
+        line = view[at + 1 : end] if end >= 0 else view[at + 1 :]
+        if end >= 0 and raw[at + 1] == JSON_OBJECT:
+            subs.append(line)
+            skeleton += b"0"  # a placeholder: the document gives each project's count
+        else:
+            skeleton += line
+        at = end
+    doc = orjson.loads(skeleton)
+    taken = 0
+    for project in doc.get("projects", []) if isinstance(doc, dict) else []:
+        count = len(project.get("submissions", []))
+        project["submissions"] = subs[taken : taken + count]
+        taken += count
+    return doc
 
 
 def _read_bytes(path: Path, progress: Progress) -> bytes | bytearray:
@@ -194,6 +226,7 @@ def _load(service: Service, path: Path, progress: Progress = SILENT) -> Loaded |
         service.import_state(loaded.doc, validate=False, give=True, progress=progress)
     except InvalidInput as exc:
         raise StateFileError(f"{path}: {exc}; not overwriting it") from None
+    loaded.doc.clear()  # its submissions' lines hold the file's bytes: not through the save
     return loaded
 
 

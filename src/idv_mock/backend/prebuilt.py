@@ -4,22 +4,28 @@ nothing.
 
 A start is the seeded service's state document (``export_state_json``), gzipped, in
 ``starts/`` under a name that is its key: what the start depends on (the seeding part of
-the configuration) and the code that makes it (this package's seeding modules and schemas,
-the installed Faker's ``__init__.py``, which carries Faker's version). Any change of those
+the configuration) and the code that decides its bytes (``seeding_files``: the seeding
+modules and every module of the package they import, the schemas seeding reads, the
+installed Faker's ``__init__.py``, which carries Faker's version). Any change of those
 gives another key, so a stale file is never read (the service seeds as before), and
 ``tests/test_prebuilt_start.py`` fails until ``make starts`` (``prebuilt.main()``)
-writes it again.
+writes it again. A change anywhere else (the CLI, the pages, the API, the other parts of
+the service) keeps the key.
+
+The modules are named by import name and their imports found by reading their source
+(nothing is imported), so a module that moves only needs its new name here: a name that
+is not found fails loudly (``SeedingModuleMissing``) rather than leaving a file out.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import gzip
 import hashlib
 import importlib.util
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,8 +36,32 @@ if TYPE_CHECKING:
     from idv_mock.backend.service import ServiceConfig
 
 STARTS = Path(__file__).resolve().parent / "starts"
+SOURCES = STARTS / "sources.txt"  # the files the key covers, found by ``make starts``
 BUILT_WITH = STARTS / "faker-version.txt"  # the Faker the shipped starts were made with
-SEEDING_PACKAGES = ("backend", "fake", "aml")  # the code a start is made by (with schemas)
+# What decides a start's bytes, by import name: these modules and every ``idv_mock`` module
+# they import, at any depth (a module imported inside a function too).
+SEEDING_MODULES = (
+    "idv_mock.backend.seed",  # the seeded mix
+    "idv_mock.fake.factory",  # every seeded value (its imports: draws, checks, compat, ...)
+    "idv_mock.backend.derive",  # the derived fields of each stored submission
+    "idv_mock.backend.duplicates",
+    "idv_mock.backend.store",
+    "idv_mock.backend.projects",  # the project a start holds (options, clock, parts)
+    "idv_mock.backend.snapshots",  # the state document a start is
+)
+# Read, their imports not followed (each imports most of the package): the service runs
+# the seeding (``_seed``, ``_create``, ``create_project``, ``export_state_json``), the core
+# holds its state, this module writes the file.
+SEEDING_RUNNERS = ("idv_mock.backend.service", "idv_mock.backend.core", "idv_mock.backend.prebuilt")
+# the schemas seeding reads (project validation and defaults, codes), with what they $ref
+SEEDING_SCHEMAS = ("project.json", "project_options.json", "defs.json", "webhooks/common.json")
+
+
+class SeedingModuleMissing(LookupError):
+    """A module named in ``SEEDING_MODULES``/``SEEDING_RUNNERS`` (or imported by one) is
+    not where its name says: it moved, and the list must follow it."""
+
+
 _state = {"enabled": True}
 
 
@@ -60,50 +90,162 @@ def key(config: ServiceConfig) -> str | None:
 
 @functools.cache
 def sources_digest() -> str:
-    """The contents of every file seeding runs (read once a process). Plain ``os`` calls
-    rather than ``pathlib``: this runs on every cold first use, where ``Path`` objects for
-    some 140 files (made, sorted, made relative) cost more than reading and hashing them."""
+    """The contents of every file that decides a start's bytes (read once a process).
+    Which files those are is read from ``starts/sources.txt``, written by ``make starts``:
+    finding them again (reading every seeding module's imports) costs a cold first use
+    more than a hundred milliseconds. ``tests/test_prebuilt_key.py`` fails when the list
+    written differs from the one found."""
+    listed = recorded_files()
+    return digest_of(listed if listed is not None else found_files())
+
+
+def found_files() -> list[Path]:
+    """The files deciding a start's bytes, found by reading the seeding modules."""
     from idv_mock import schemas
 
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    # (path, the name hashed with it: relative to the file's grandparent folder)
-    files = [(os.path.join(package, n), f"idv_mock/{n}") for n in _names(package, (".py",))]
-    for folder in SEEDING_PACKAGES:
-        where = os.path.join(package, folder)
-        files += [(os.path.join(where, n), f"{folder}/{n}") for n in _names(where, _SEEDING)]
-    files += _schema_files(str(schemas.schema_dir()))
+    return seeding_files(Path(__file__).resolve().parents[1], Path(schemas.schema_dir()))
+
+
+def _roots() -> dict[str, Path]:
+    from idv_mock import schemas
+
     faker = importlib.util.find_spec("faker")  # found, not imported
+    roots = {"idv_mock": Path(__file__).resolve().parents[1]}
+    roots["schemas"] = Path(schemas.schema_dir()).resolve()
     if faker is not None and faker.origin:
-        files.append((faker.origin, "/".join(Path(faker.origin).parts[-2:])))
+        roots["faker"] = Path(faker.origin).parent
+    return roots
+
+
+def recorded_files() -> list[Path] | None:
+    """The files ``make starts`` found, as ``sources.txt`` lists them (a root and a path
+    under it a line), or None without that list."""
+    try:
+        lines = SOURCES.read_text().splitlines()
+    except OSError:
+        return None
+    roots = _roots()
+    files = []
+    for line in lines:
+        root, _, rest = line.partition(" ")
+        if root not in roots:
+            return None
+        files.append(roots[root].joinpath(*rest.split("/")))
+    return files
+
+
+def record_files(files: list[Path]) -> str:
+    """``sources.txt``'s text for ``files``: each as its root's name and its path there."""
+    roots = _roots()
+    lines = []
+    for path in files:
+        for name, root in roots.items():
+            if path.resolve().is_relative_to(root):
+                lines.append(f"{name} {path.resolve().relative_to(root).as_posix()}")
+                break
+        else:
+            raise SeedingModuleMissing(f"{path} is under none of {sorted(roots)}")
+    return "\n".join(lines) + "\n"
+
+
+def digest_of(files: list[Path]) -> str:
     digest = hashlib.sha256()
-    for path, name in files:
-        digest.update(name.encode())
-        with open(path, "rb") as source:
-            digest.update(source.read())
+    for found in files:
+        digest.update(found.relative_to(found.parents[1]).as_posix().encode())
+        digest.update(found.read_bytes())
     return digest.hexdigest()
 
 
-_SEEDING = (".py", ".json")
+def seeding_files(package: Path, schema_root: Path) -> list[Path]:
+    """The files a start's bytes depend on, sorted: the seeding modules of ``package``
+    (``idv_mock``'s folder) with what they import and the data files beside them, the
+    seeding schemas under ``schema_root`` with what they reference, Faker's
+    ``__init__.py``."""
+    modules = _imported(package, SEEDING_MODULES) | {
+        _module_file(package, name) for name in SEEDING_RUNNERS
+    }
+    data = {f for m in modules for f in m.parent.glob("*.json")}
+    files = sorted(modules | data) + _schemas(schema_root)
+    faker = importlib.util.find_spec("faker")  # found, not imported
+    if faker is not None and faker.origin:
+        files.append(Path(faker.origin))
+    return files
 
 
-def _names(folder: str, suffixes: tuple[str, ...]) -> list[str]:
-    """The files of ``folder`` (not below) with one of ``suffixes``, by name."""
-    with os.scandir(folder) as entries:
-        return sorted(e.name for e in entries if e.name.endswith(suffixes) and not e.is_dir())
+def _module_file(package: Path, name: str) -> Path:
+    """The source file of the module ``name`` (``idv_mock.x.y``) under ``package``."""
+    base = package.joinpath(*name.split(".")[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    raise SeedingModuleMissing(
+        f"{name} (a seeding module, prebuilt.py) is not found: it moved; update "
+        "SEEDING_MODULES/SEEDING_RUNNERS in idv_mock/backend/prebuilt.py"
+    )
 
 
-def _schema_files(root: str) -> list[tuple[str, str]]:
-    """Every ``*.json`` below ``root`` in ``Path`` order (by their parts), each named by
-    its folder and its name, as the key has always hashed them."""
-    found: list[tuple[tuple[str, ...], str]] = []
-    for folder, _, names in os.walk(root):
-        parts = Path(os.path.relpath(folder, root)).parts
-        found += [((*parts, n), os.path.join(folder, n)) for n in names if n.endswith(".json")]
-    found.sort()
-    return [
-        (path, f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}")
-        for _, path in found
-    ]
+def _is_module(package: Path, name: str) -> bool:
+    base = package.joinpath(*name.split(".")[1:])
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _imported(package: Path, roots: tuple[str, ...]) -> set[Path]:
+    """The files of ``roots`` and of every ``idv_mock`` module they import, at any depth."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += _imports_of(package, name)
+    return {_module_file(package, name) for name in seen}
+
+
+def _imports_of(package: Path, name: str) -> list[str]:
+    """The ``idv_mock`` modules ``name``'s source imports (``from pkg import sub`` names
+    ``pkg.sub`` when it is a module, else ``pkg`` itself)."""
+    source = _module_file(package, name)
+    here = name if source.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(source.read_bytes())):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = here.rsplit(".", node.level - 1)[0] if node.level > 1 else here
+            module = (
+                (node.module or "")
+                if not node.level
+                else ".".join(p for p in (base, node.module) if p)
+            )
+            subs = [f"{module}.{a.name}" for a in node.names]
+            modules = [s for s in subs if _is_module(package, s)]
+            found += modules if len(modules) == len(subs) else [module, *modules]
+    top = __name__.partition(".")[0]  # idv_mock
+    return [m for m in found if m.partition(".")[0] == top]
+
+
+def _schemas(root: Path) -> list[Path]:
+    """``SEEDING_SCHEMAS`` and every schema file they reference (``$ref``), at any depth."""
+    seen: set[Path] = set()
+    todo = [root / name for name in SEEDING_SCHEMAS]
+    while todo:
+        path = todo.pop().resolve()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo += [path.parent / ref for ref in _file_refs(orjson.loads(path.read_bytes()))]
+    return sorted(seen)
+
+
+def _file_refs(node: Any) -> list[str]:
+    """The files named by the ``$ref`` values in a schema (``defs.json#/...``: defs.json)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        own = [ref.partition("#")[0]] if isinstance(ref, str) and ref.partition("#")[0] else []
+        return own + [f for value in node.values() for f in _file_refs(value)]
+    if isinstance(node, list):
+        return [f for value in node for f in _file_refs(value)]
+    return []
 
 
 def path_for(config: ServiceConfig) -> Path | None:
@@ -174,6 +316,7 @@ def write_all() -> list[Path]:
         if old not in written:
             old.unlink()
     BUILT_WITH.write_text(faker_version() + "\n")
+    SOURCES.write_text(record_files(found_files()))
     return written
 
 

@@ -537,16 +537,16 @@ class Service(MovedNames):
                 return self._incomplete(project, sel, request_type), None
             if not (reduced or request_type or project.projections.applied):
                 # the common case: stored items as they are
-                return list(map(project.store.blobs.__getitem__, found)), next_key
+                return project.store.jsons(found), next_key
             style = str(project.options["projection_style"])
             shaped = []
             for sid in found:
                 hidden = project.hidden_fields(sid)
                 if not (hidden or request_type):
                     plain = project.store.view(sid, "reduced", views.reduced) if reduced else None
-                    shaped.append(plain or project.store.blobs[sid])
+                    shaped.append(plain or project.store.json(sid))
                     continue
-                sub = orjson.loads(project.store.blobs[sid])
+                sub = orjson.loads(project.store.json(sid))
                 view = views.reduced(sub) if reduced else sub
                 if hidden:
                     view = views.projected(view, hidden, style, reduced=reduced)
@@ -575,7 +575,7 @@ class Service(MovedNames):
         needle = b'"applicant_id":' + orjson.dumps(applicant_id)
         with self._lock:
             found = []
-            for sid, blob in project.store.blobs.items():
+            for sid, blob in zip(list(project.store.blobs), project.store.all_json(), strict=True):
                 if needle not in blob:
                     continue
                 sub = orjson.loads(blob)
@@ -779,15 +779,16 @@ class Service(MovedNames):
         it is shared with the live state."""
         return orjson.loads(self.export_state_json())  # type: ignore[no-any-return]
 
-    def export_state_json(self) -> bytes:
+    def export_state_json(self, lines: bool = False) -> bytes:
         """The whole state as JSON, each submission's stored bytes put in as they are: a save
         of 100k submissions holds the lock while those are copied (a few hundred ms), not
-        while they are decoded and encoded again (tens of seconds)."""
+        while they are decoded and encoded again (tens of seconds). ``lines``: each
+        submission on a line of its own (the state file's layout, ``snapshots.LINE``)."""
         with self._lock:
             doc = {
                 "version": 1,
                 "clock": self.clock.export(),
-                "projects": [snapshots.export_project(p) for p in self.projects.values()],
+                "projects": [snapshots.export_project(p, lines) for p in self.projects.values()],
             }
             return orjson.dumps(doc)  # under the lock: the document shares live objects
 

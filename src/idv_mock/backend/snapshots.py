@@ -23,16 +23,21 @@ from idv_mock.backend.tokens import TokenPool
 from idv_mock.clock import Clock
 from idv_mock.delivery import DeliveryLevers
 
+LINE = b"\n"  # around each submission of a state file: JSON whitespace, never inside a value
 
-def export_project(project: Project) -> dict[str, Any]:
+
+def export_project(project: Project, lines: bool = False) -> dict[str, Any]:
     """The project in the state document (schemas/state.json), for ``orjson.dumps`` only:
     submissions are their stored JSON (``orjson.Fragment``), other parts may be live
-    objects. Duplicate keys are included, as digests cannot be re-made from masked values."""
+    objects. Duplicate keys are included, as digests cannot be re-made from masked values.
+    ``lines``: each submission between two ``LINE`` (still the same JSON), so a reader
+    finds them without decoding the document (``persistence.read``)."""
     spec = project.describe()
     del spec["submission_count"]
+    found = project.store.all_json()
     return {
         "project": spec,
-        "submissions": [orjson.Fragment(b) for b in project.store.blobs.values()],
+        "submissions": [orjson.Fragment(b"".join((LINE, b, LINE)) if lines else b) for b in found],
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
         "projections": project.projections.export(),
@@ -99,7 +104,9 @@ def import_project(
             )
     project.delivery = DeliveryLevers.from_json(doc.get("webhook_delivery", {}))
     known_keys = doc.get("dup_keys", {})
-    for sub in doc["submissions"]:
+    for given in doc["submissions"]:
+        # a submission still as its JSON (a state file's line): decoded one at a time
+        sub = given if isinstance(given, dict) else orjson.loads(given)
         sid = sub["submission_id"]
         if sid in project.store:
             raise InvalidInput(f"duplicate submission_id {sid}")

@@ -6,6 +6,11 @@ common call, joins stored bytes without serializing anything. Whoever needs the 
 (an edit, a view, a screening) decodes a fresh copy, so nothing stored is ever changed in
 place and a start snapshot can share the bytes with the live state.
 
+A store of ``packing.PACK_FROM`` submissions or more keeps each new one compressed
+(``packing.py``: about 0.9 KB instead of 7 KB); ``json`` gives its exact JSON again, and
+the last ones given are kept (a polled item or a page read again is found by identity, as
+the page memo and ``shared`` expect). Edited versions are stored plain.
+
 Reads are newest first (``created_at``, ties by ``submission_id``), kept as an ascending
 list of ``(created_at, submission_id)`` keys so a page is a bisect and a short walk, at any
 size; user id and e-mail have their own indexes.
@@ -21,6 +26,7 @@ from typing import Any
 import orjson
 
 from idv_mock.backend.duplicates import DuplicateIndex, Key
+from idv_mock.backend.packing import PACK_FROM, SAMPLES, Packer, is_packed
 
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
@@ -53,8 +59,12 @@ class SubmissionStore:
     views: dict[str, dict[str, bytes]] = field(default_factory=dict)
     # decoded submissions kept for the next edit (``shared``), each with the blob it is
     decoded: dict[str, tuple[bytes, Submission]] = field(default_factory=dict)
+    packer: Packer | None = None  # set once the store is large (packing.py)
+    # the JSON of packed submissions read last, each with its packed bytes
+    unpacked: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
 
     DECODED_LIMIT = 64  # a 7 KB submission decodes to about 40 KB of objects
+    UNPACKED_LIMIT = 1024  # about 7 MB: a few pages and the polled items
 
     def __len__(self) -> int:
         return len(self.blobs)
@@ -64,21 +74,47 @@ class SubmissionStore:
 
     def __iter__(self) -> Iterator[Submission]:
         """Every submission, decoded, in the order they were stored."""
-        return (orjson.loads(blob) for blob in list(self.blobs.values()))
+        return (orjson.loads(self.json(sid)) for sid in list(self.blobs))
+
+    def json(self, sid: str) -> bytes:
+        """The stored submission's JSON (``KeyError`` when there is none)."""
+        blob = self.blobs[sid]
+        if self.packer is None or not is_packed(blob):
+            return blob
+        kept = self.unpacked.get(sid)
+        if kept is not None and kept[0] is blob:
+            return kept[1]
+        found = self.packer.unpack(blob)
+        if len(self.unpacked) >= self.UNPACKED_LIMIT:
+            self.unpacked.clear()
+        self.unpacked[sid] = (blob, found)
+        return found
+
+    def jsons(self, sids: list[str]) -> list[bytes]:
+        """The JSON of each of ``sids`` (all stored)."""
+        if self.packer is None:  # a small store: its bytes as they are
+            return list(map(self.blobs.__getitem__, sids))
+        return list(map(self.json, sids))
+
+    def all_json(self) -> Iterator[bytes]:
+        """Every submission's JSON, in the order they were stored."""
+        if self.packer is None:
+            return iter(list(self.blobs.values()))
+        unpack = self.packer.unpack  # not kept: each is read once
+        return (unpack(b) if is_packed(b) else b for b in list(self.blobs.values()))
 
     def get(self, sid: str) -> Submission | None:
         """A fresh decoded copy: the caller may change it without touching the store."""
-        blob = self.blobs.get(sid)
-        return None if blob is None else orjson.loads(blob)
+        return orjson.loads(self.json(sid)) if sid in self.blobs else None
 
     def shared(self, sid: str) -> Submission | None:
         """The decoded submission, shared, for a caller that changes nothing in it (copies
         what it changes, as ``Service.edit`` does): decoding a 7 KB submission costs about
         15 µs, most of a PATCH, and a submission is often edited several times in a row.
         Found again by the identity of its stored bytes, which change with every change."""
-        blob = self.blobs.get(sid)
-        if blob is None:
+        if sid not in self.blobs:
             return None
+        blob = self.json(sid)
         kept = self.decoded.get(sid)
         if kept is not None and kept[0] is blob:
             return kept[1]
@@ -95,14 +131,17 @@ class SubmissionStore:
         kept = self.views.setdefault(sid, {})
         found = kept.get(kind)
         if found is None:
-            found = kept[kind] = orjson.dumps(make(orjson.loads(self.blobs[sid])))
+            found = kept[kind] = orjson.dumps(make(orjson.loads(self.json(sid))))
         return found
 
     def add(self, sub: Submission, dup_keys: list[Key]) -> None:
         sid = sub["submission_id"]
         if sid in self.blobs:  # a second order key and stale indexes would follow
             raise ValueError(f"submission {sid} is already stored")
-        self.blobs[sid] = _compact(orjson.dumps(sub))
+        blob = orjson.dumps(sub)
+        if self.packer is None and len(self.blobs) >= PACK_FROM:
+            self.packer = Packer(list(self.blobs.values())[-SAMPLES:])
+        self.blobs[sid] = _compact(blob) if self.packer is None else self.packer.pack(blob)
         self.meta[sid] = (sub["created_at"], sub.get("userid"), sub.get("email"))
         key = (sub["created_at"], sid)
         if not self.order or key > self.order[-1]:
@@ -118,7 +157,8 @@ class SubmissionStore:
         who could change it)."""
         sid = new["submission_id"]
         self.views.pop(sid, None)
-        blob = self.blobs[sid] = _compact(orjson.dumps(new))
+        self.unpacked.pop(sid, None)
+        blob = self.blobs[sid] = _compact(orjson.dumps(new))  # an edited one: stored plain
         if shared:
             self._keep(sid, blob, new)
         meta = (new["created_at"], new.get("userid"), new.get("email"))
@@ -137,6 +177,7 @@ class SubmissionStore:
             dict(self.by_user),
             dict(self.by_email),
             self.dups.copy(),
+            packer=self.packer,
         )
 
     def _index_contacts(self, sid: str) -> None:
