@@ -102,6 +102,7 @@ COMPAT_TESTS = (
     "tests/test_report_pdf.py",
     "tests/test_liveform.py",
     "tests/test_persistence.py",
+    "tests/test_packing.py",
     "tests/test_cli.py",
     "tests/test_fuzz.py",
 )
