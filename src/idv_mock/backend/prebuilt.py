@@ -110,7 +110,7 @@ def _roots() -> dict[str, Path]:
     from idv_mock import schemas
 
     faker = importlib.util.find_spec("faker")  # found, not imported
-    roots = {"idv_mock": Path(__file__).resolve().parents[1]}
+    roots = {"package": Path(__file__).resolve().parents[1]}  # idv_mock's folder
     roots["schemas"] = Path(schemas.schema_dir()).resolve()
     if faker is not None and faker.origin:
         roots["faker"] = Path(faker.origin).parent
