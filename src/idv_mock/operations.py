@@ -137,3 +137,17 @@ def path(op_id: str) -> str:
 def with_body(schema: str) -> tuple[Operation, ...]:
     """The operations whose request body may be ``schema`` (a file name of ``schemas/``)."""
     return tuple(op for op in operations() if schema in op.entry.get("body", ()))
+
+
+@functools.cache
+def webhooks() -> dict[str, dict[str, str]]:
+    """The webhook table, ``api.json``'s ``webhooks``: each vendor trigger, in the vendor's
+    order, with its ``event`` (the ``X-Idv-Event`` header) and its payload ``schema``. Every
+    other list of triggers (the CLI's, the coverage catalogue, the strategies, the docs'
+    tables) is read from it or checked against it (``tests/test_one_list.py``)."""
+    found: dict[str, dict[str, str]] = schemas.load("api.json")["webhooks"]
+    return found
+
+
+def triggers() -> tuple[str, ...]:
+    return tuple(webhooks())

@@ -119,8 +119,12 @@ def definition(name: str) -> dict[str, Any]:
 
 @functools.cache
 def enum(name: str) -> tuple[str, ...]:
-    """The allowed values of an enumerated definition of ``defs.json``."""
-    return tuple(definition(name)["enum"])
+    """The allowed values of an enumerated definition of ``defs.json`` (through a local
+    ``$ref``: ``kyc_result`` is ``kyc_outcome`` typed, so each list is written once)."""
+    found = definition(name)
+    if "enum" not in found:
+        return enum(str(found["$ref"]).removeprefix("#/$defs/"))
+    return tuple(found["enum"])
 
 
 @functools.cache

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from idv_mock import schemas
 from idv_mock.clock import iso, parse_iso
 
-WHATS = ("token_expiry", "incomplete_timeout", "monitoring_cycle", "webhook_retry")
+WHATS = schemas.enum("clock_rule")
 
 
 @dataclass(order=True, slots=True)
