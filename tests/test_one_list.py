@@ -4,8 +4,9 @@ The tables: the webhook triggers are ``schemas/api.json``'s ``webhooks`` (read b
 ``operations.webhooks()``), the project options ``schemas/project_options.json``'s
 properties, the operations ``schemas/api.json``'s rows (``tests/test_operations.py``), and
 each enumeration the schemas share a ``$defs`` entry of ``schemas/defs.json``. What cannot
-be read from them (a schema's ``anyOf`` of the payloads, the delivery record's event enum,
-the docs' tables, the vendor's mirrored ``project_options``) is compared with them here,
+be read from them is compared with them here: the schema lists of every trigger (a
+schema's ``anyOf`` of the payloads, the delivery record's event enum; ``make lists`` writes
+them from the table), the docs' tables, the vendor's mirrored ``project_options``;
 so a trigger or option added to the table and forgotten elsewhere names the place to fix.
 """
 
@@ -56,7 +57,12 @@ def test_every_trigger_has_its_payload_schema_and_no_other_is_there() -> None:
     assert [entry["schema"] for entry in TABLE.values()] == [f"webhooks/{t}.json" for t in TRIGGERS]
 
 
-def test_the_schemas_listing_triggers_agree_with_the_table() -> None:
+@pytest.mark.parametrize("name", sorted(operations.DERIVED_LISTS))
+def test_the_schemas_listing_triggers_are_written_from_the_table(name: str) -> None:
+    assert schemas.load(name) == operations.derived(name), f"{name}: run `make lists`"
+
+
+def test_the_derived_lists_name_every_trigger() -> None:
     payload = schemas.load("webhook_payload.json")["anyOf"]
     assert [ref["$ref"] for ref in payload] == [e["schema"] for e in TABLE.values()]
     record = schemas.load("webhook_delivery_record.json")["properties"]["event"]

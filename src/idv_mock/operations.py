@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,3 +152,35 @@ def webhooks() -> dict[str, dict[str, str]]:
 
 def triggers() -> tuple[str, ...]:
     return tuple(webhooks())
+
+
+# schema lists that name every trigger, written from the webhook table by ``make lists``:
+# file -> (JSON pointer of the list, how each trigger's entry reads)
+DERIVED_LISTS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, str]], Any]]] = {
+    "webhook_payload.json": (("anyOf",), lambda row: {"$ref": row["schema"]}),
+    "webhook_delivery_record.json": (("properties", "event", "enum"), lambda row: row["event"]),
+}
+
+
+def derived(name: str) -> dict[str, Any]:
+    """A schema file of ``DERIVED_LISTS`` as the webhook table says it should read: the file
+    with its list of triggers rebuilt, in the table's order (the rest of the file as it is)."""
+    import copy
+
+    where, entry = DERIVED_LISTS[name]
+    doc = copy.deepcopy(schemas.load(name))
+    node = doc
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = [entry(row) for row in webhooks().values()]
+    return doc
+
+
+def write_derived() -> None:
+    """``make lists``: rewrite each derived schema list from the webhook table."""
+    import orjson
+
+    for name in DERIVED_LISTS:
+        path = schemas.schema_dir() / name
+        text = orjson.dumps(derived(name), option=orjson.OPT_INDENT_2).decode() + "\n"
+        path.write_text(text, encoding="utf-8")
