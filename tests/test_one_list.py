@@ -175,6 +175,11 @@ def test_no_module_copies_a_shared_enumeration() -> None:
         for values, line in _literals(ast.parse(path.read_text(encoding="utf-8"))):
             if values in shared:
                 copies.append(f"{path.relative_to(ROOT)}:{line} copies {shared[values]}")
+    for path in sorted((ROOT / "src" / "idv_mock" / "web" / "templates").rglob("*.html")):
+        for found in re.finditer(r"\[((?:\s*\"[^\"]*\",?)+)\]", path.read_text(encoding="utf-8")):
+            values = tuple(v for v in re.findall(r'"([^"]*)"', found[1]) if v)
+            if values in shared:
+                copies.append(f"{path.relative_to(ROOT)} copies {shared[values]}")
     assert copies == []
 
 
