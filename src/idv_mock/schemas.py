@@ -112,19 +112,20 @@ def is_valid(name: str, instance: object) -> bool:
 
 
 def definition(name: str) -> dict[str, Any]:
-    """One entry of ``defs.json``'s ``$defs``."""
+    """One entry of ``defs.json``'s ``$defs``, a local ``$ref`` in it resolved (``kyc_result``
+    is ``kyc_outcome`` typed: each list is written once)."""
     defs: dict[str, Any] = load("defs.json")["$defs"]
-    return dict(defs[name])
+    found = dict(defs[name])
+    ref = str(found.pop("$ref", ""))
+    if ref.startswith("#/$defs/"):
+        return {**definition(ref.removeprefix("#/$defs/")), **found}
+    return found
 
 
 @functools.cache
 def enum(name: str) -> tuple[str, ...]:
-    """The allowed values of an enumerated definition of ``defs.json`` (through a local
-    ``$ref``: ``kyc_result`` is ``kyc_outcome`` typed, so each list is written once)."""
-    found = definition(name)
-    if "enum" not in found:
-        return enum(str(found["$ref"]).removeprefix("#/$defs/"))
-    return tuple(found["enum"])
+    """The allowed values of an enumerated definition of ``defs.json``."""
+    return tuple(definition(name)["enum"])
 
 
 @functools.cache
