@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_ARGS ?=
 
-.PHONY: serve test test-compat lint format clean bench docs dist image image-test starts
+.PHONY: serve test test-compat lint format clean bench docs dist image image-test starts lists
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ bench: $(VENV)/.installed
 # seeding code, schemas or Faker (tests/test_prebuilt_start.py fails until then)
 starts: $(VENV)/.installed
 	$(BIN)/python -c "from idv_mock.backend import prebuilt; prebuilt.main()"
+
+# make lists: the schema lists that name every webhook trigger, rewritten from the webhook
+# table of schemas/api.json (tests/test_one_list.py fails until they agree)
+lists: $(VENV)/.installed
+	$(BIN)/python -c "from idv_mock import operations; operations.write_derived()"
 
 # make docs: the docs site (mkdocs.yml, docs/) into site/, strictly (a broken link fails)
 docs: $(VENV)/.installed-test

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from idv_mock import crypto
+from idv_mock.clock import MODES as CLOCK_MODES
 from idv_mock.progress import Progress
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--clock",
-        choices=("tick", "wall", "frozen"),
+        choices=CLOCK_MODES,
         default="tick",
         help="every project's clock unless its option clock_mode says otherwise: tick: "
         "deterministic time that moves 1 s per read (default); wall: real time; frozen: "

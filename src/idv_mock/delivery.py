@@ -20,6 +20,7 @@ from idv_mock import schemas
 
 SCHEMA = "webhook_delivery.json"
 RELEASE_SCHEMA = "webhook_release.json"
+RELEASE_ORDERS = schemas.enum("release_order")
 
 
 @dataclass(frozen=True, slots=True)

@@ -154,8 +154,20 @@ def _parameters(op: dict[str, Any], path: str) -> list[dict[str, Any]]:
         required = set(schema.get("required", []))
         for prop, spec in schema["properties"].items():
             param = {"name": prop, "in": "query", "required": prop in required}
-            params.append({**param, "schema": _typed(_rewrite(spec, query))})
+            params.append({**param, "schema": _typed(_rewrite(_own_enum(spec), query))})
     return params
+
+
+def _own_enum(spec: dict[str, Any]) -> dict[str, Any]:
+    """A parameter's shared enumeration (``defs.json``) written in place: generators name
+    its class after the parameter (``GetImageType``), as when the list was the file's own."""
+    ref = str(spec.get("$ref", ""))
+    if not ref.startswith("defs.json#/$defs/"):
+        return spec
+    shared = schemas.definition(ref.rpartition("/")[2])
+    if "enum" not in shared:
+        return spec
+    return {"enum": shared["enum"], **{k: v for k, v in spec.items() if k != "$ref"}}
 
 
 # ids that exist in a fresh mock: the default project's seeded worklist

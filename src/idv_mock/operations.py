@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,3 +133,49 @@ def find(op_id: str) -> Operation:
 def path(op_id: str) -> str:
     """The full path template of an operation (``/v3/projection/{projectionId}``)."""
     return find(op_id).path
+
+
+@functools.cache
+def webhooks() -> dict[str, dict[str, str]]:
+    """The webhook table, ``api.json``'s ``webhooks``: each vendor trigger, in the vendor's
+    order, with its ``event`` (the ``X-Idv-Event`` header) and its payload ``schema``. Every
+    other list of triggers (the CLI's, the coverage catalogue, the strategies, the docs'
+    tables) is read from it or checked against it (``tests/test_one_list.py``)."""
+    found: dict[str, dict[str, str]] = schemas.load("api.json")["webhooks"]
+    return found
+
+
+def triggers() -> tuple[str, ...]:
+    return tuple(webhooks())
+
+
+# schema lists that name every trigger, written from the webhook table by ``make lists``:
+# file -> (JSON pointer of the list, how each trigger's entry reads)
+DERIVED_LISTS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, str]], Any]]] = {
+    "webhook_payload.json": (("anyOf",), lambda row: {"$ref": row["schema"]}),
+    "webhook_delivery_record.json": (("properties", "event", "enum"), lambda row: row["event"]),
+}
+
+
+def derived(name: str) -> dict[str, Any]:
+    """A schema file of ``DERIVED_LISTS`` as the webhook table says it should read: the file
+    with its list of triggers rebuilt, in the table's order (the rest of the file as it is)."""
+    import copy
+
+    where, entry = DERIVED_LISTS[name]
+    doc = copy.deepcopy(schemas.load(name))
+    node = doc
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = [entry(row) for row in webhooks().values()]
+    return doc
+
+
+def write_derived() -> None:
+    """``make lists``: rewrite each derived schema list from the webhook table."""
+    import orjson
+
+    for name in DERIVED_LISTS:
+        path = schemas.schema_dir() / name
+        text = orjson.dumps(derived(name), option=orjson.OPT_INDENT_2).decode() + "\n"
+        path.write_text(text, encoding="utf-8")

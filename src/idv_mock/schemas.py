@@ -112,9 +112,14 @@ def is_valid(name: str, instance: object) -> bool:
 
 
 def definition(name: str) -> dict[str, Any]:
-    """One entry of ``defs.json``'s ``$defs``."""
+    """One entry of ``defs.json``'s ``$defs``, a local ``$ref`` in it resolved (``kyc_result``
+    is ``kyc_outcome`` typed: each list is written once)."""
     defs: dict[str, Any] = load("defs.json")["$defs"]
-    return dict(defs[name])
+    found = dict(defs[name])
+    ref = str(found.pop("$ref", ""))
+    if ref.startswith("#/$defs/"):
+        return {**definition(ref.removeprefix("#/$defs/")), **found}
+    return found
 
 
 @functools.cache

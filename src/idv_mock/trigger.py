@@ -1,9 +1,10 @@
 """``idv-mock trigger EVENT``: one vendor webhook at your endpoint, from a real flow.
 
 Stripe users type ``stripe trigger payment_intent.succeeded``; here each of the vendor's
-twelve triggers is caused the way an integration causes it, against a running mock: the
-hosted form walked over HTTP (``formwalk``), the API with the project's key, the control
-API, the project's clock. So the payload is the one a real flow sends, not a sample.
+triggers (``api.json``'s webhook table) is caused the way an integration causes it, against
+a running mock: the hosted form walked over HTTP (``formwalk``), the API with the project's
+key, the control API, the project's clock.
+So the payload is the one a real flow sends, not a sample.
 
 Which delivery is the event's: before acting, the command asks the control API for a
 one-shot route (``POST /__admin/projects/{id}/webhook-routes``) naming the trigger and a
@@ -26,25 +27,12 @@ from urllib.parse import urlencode
 
 import orjson
 
-from idv_mock import crypto, formwalk
+from idv_mock import crypto, formwalk, operations
 
 if TYPE_CHECKING:
     import httpx
 
-TRIGGERS = (
-    "created",
-    "retry",
-    "submit",
-    "approved",
-    "rejected",
-    "updated",
-    "delete",
-    "injection",
-    "injectionFail",
-    "aml",
-    "aml_monitor",
-    "token_expired",
-)
+TRIGGERS = operations.triggers()  # the webhook table of schemas/api.json
 WITH_REASON = ("retry", "rejected", "injectionFail")  # the events a --reason chooses a code of
 SETTLED = ("delivered", "failed", "dropped", "cancelled")
 WAIT_SECONDS = 30.0  # a delivery's retries take 1.5 s by default; a slow receiver 5 s each
@@ -80,8 +68,6 @@ class Mock:
 
     def api(self, method: str, op: str, body: Any = None, query: Any = None, **path: str) -> Any:
         """An API call with the project's key, encrypted on a secure project."""
-        from idv_mock import operations
-
         secure = bool(self.options.get("secure_transfer"))
         derivation = str(self.options.get("key_derivation", "sha256"))
         if secure and body is not None:

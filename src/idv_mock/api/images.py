@@ -19,12 +19,11 @@ from starlette.responses import Response
 
 from idv_mock import schemas
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
-from idv_mock.backend.images import SLOTS, decode, media_type
+from idv_mock.backend.images import ID_SLOTS, SLOTS, decode, media_type
 from idv_mock.errors import GET_IMAGE, PUT_IMAGE
 from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 SUCCESS = {"message": "complete to update image."}
-ID_SLOTS = ("idImage", "idBackImage")
 ID_TYPES = frozenset(schemas.enum("id_type"))
 PUT_FIELDS = frozenset({"submissionId", "admin", "idType", *SLOTS})
 

@@ -52,7 +52,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "firstName": ("data.first_name", _any),
     "lastName": ("data.last_name", _any),
     "birthDate": ("data.date_of_birth", _date),
-    "kycStatus": ("kyc.result", ("approved", "rejected").__contains__),
+    "kycStatus": ("kyc.result", frozenset(schemas.enum("final_result")).__contains__),
     "idType": ("data.idType", frozenset(schemas.enum("id_type")).__contains__),
     "issuingCountry": ("data.idcard_issuingCountry", _COUNTRIES.__contains__),
     "nationality": ("data.nationality", _COUNTRIES.__contains__),

@@ -16,6 +16,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from idv_mock import schemas
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.edits import PATCH_NAMES, first_invalid
 from idv_mock.backend.record_service import NotReviewable
@@ -25,7 +26,7 @@ from idv_mock.serving.http import json_response, parse_json, project_of, query_l
 SUCCESS = "Success to review submission."
 # updateFields: the PATCH properties a review may correct (the vendor's example names six)
 UPDATE_FIELDS = PATCH_NAMES - {"kycStatus", "memo"}
-STATUSES = ("approved", "rejected")
+STATUSES = schemas.enum("final_result")
 
 
 async def review_submission(request: Request) -> Response:

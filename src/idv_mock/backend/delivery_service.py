@@ -20,7 +20,7 @@ from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.delivery import RELEASE_SCHEMA, DeliveryLevers
 from idv_mock.webhooks import NotHeld
 
-STATES = ("pending", "held", "delayed", "sending", "delivered", "failed", "dropped", "cancelled")
+STATES = schemas.enum("delivery_state")
 
 
 class WebhookDelivery:

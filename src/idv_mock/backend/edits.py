@@ -24,6 +24,7 @@ _COUNTRIES = schemas.countries()
 _ID_TYPES = frozenset(schemas.enum("id_type"))
 _GENDERS = frozenset(schemas.enum("gender"))
 _KYC = frozenset(schemas.enum("kyc_result"))
+_ID_SLOTS = schemas.enum("id_image_slot")  # what a partial delete of the ID removes
 
 
 def _any(value: str) -> bool:
@@ -172,7 +173,7 @@ def remove_parts(
             new["data"] = {}
             ended.update(_CHECK_OF_DATA_FIELD.values())
         elif part == "id_image":
-            new["image"] = _without(new.get("image"), ("idImage", "idBackImage"))
+            new["image"] = _without(new.get("image"), _ID_SLOTS)
         elif part == "selfie_image":
             new["image"] = _without(new.get("image"), ("selfieImage",))
             new["kyc"] = _without_attempt_selfies(new.get("kyc"))

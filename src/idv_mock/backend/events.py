@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import schemas
+from idv_mock import operations, schemas
 
 Submission = dict[str, Any]
-_INDEX: dict[str, dict[str, str]] = schemas.load("api.json")["webhooks"]
+_INDEX = operations.webhooks()  # the webhook table
 # webhook_trigger -> the X-Idv-Event header (the mock's own; the vendor sends none)
 EVENT_NAMES = {trigger: entry["event"] for trigger, entry in _INDEX.items()}
 SCHEMAS = {trigger: entry["schema"] for trigger, entry in _INDEX.items()}
@@ -278,7 +278,7 @@ def decision_events(
     """What a result sends: ``submit`` for pending, else ``approved`` or ``rejected``
     alone (the vendor sends no ``submit`` before an immediate decision)."""
     result = _status(sub)
-    if result in ("approved", "rejected"):
+    if result in schemas.enum("final_result"):
         return [submission_event(result, sub, hidden, style, reviewer)]
     if result == "pending":
         return [submit_event(sub, hidden, style)]

@@ -16,9 +16,12 @@ import struct
 import zlib
 from typing import Any
 
+from idv_mock import schemas
 from idv_mock.fake.checks import IMAGE_HOST
 
-SLOTS = ("idImage", "idBackImage", "selfieImage", "addressImage")
+# the slots, and the ID document's among them (one given needs idType): defs.json's lists
+SLOTS = schemas.enum("image_slot")
+ID_SLOTS = schemas.enum("id_image_slot")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 JPEG_MAGIC = b"\xff\xd8\xff"
 Pixel = tuple[int, int, int]

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from idv_mock import schemas
 from idv_mock.backend.events import FAIL_CODES
 from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
 from idv_mock.backend.liveform import Link, TokenUse
 from idv_mock.fake import codes
 
 STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")
-OUTCOMES = ("approved", "rejected", "pending")
+OUTCOMES = schemas.enum("kyc_outcome")
 # rejection reasons offered by the tester panel: the vendor's reject codes (the comment
 # is the vendor's text for each, ``fake.codes``)
 REASONS = codes.REJECT_CODES
@@ -146,7 +147,7 @@ def edited_document(
     for name in DATE_FIELDS:
         if name in confirmed and found[name] and not _is_date(found[name]):
             raise StepInputError(name)
-    if "gender" in confirmed and found["gender"] not in ("male", "female"):
+    if "gender" in confirmed and found["gender"] not in schemas.enum("gender"):
         raise StepInputError("gender")
     return found
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from idv_mock import compat
+from idv_mock import compat, schemas
 from idv_mock.clock import stamp
 from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
 from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
@@ -54,6 +54,8 @@ LOCALES: dict[str, tuple[str, int]] = {
     "ITA": ("it_IT", 2),
 }
 FAMILY_NAME_FIRST = frozenset({"KOR", "JPN", "VNM"})
+GENDERS = schemas.enum("gender")
+FINAL = schemas.enum("final_result")  # a seeded submission's decision
 ID_TYPES_BY_NATION: dict[str, tuple[str, ...]] = {
     "KOR": ("government_id", "drivers_license", "passport"),
     "VNM": ("passport", "foreign_registrator", "residence_permit"),
@@ -179,7 +181,7 @@ class SubmissionFactory(CheckParts):
         given = {k: v for k, v in (given or {}).items() if isinstance(v, str)}
         nat = given.get("nationality") or self.nationality()
         fk = self._locale(LOCALES.get(nat, ("en_US", 0))[0])
-        gender = given.get("gender") or self.rng.choice(("male", "female"))
+        gender = given.get("gender") or self.rng.choice(GENDERS)
         first = fk.first_name_male() if gender == "male" else fk.first_name_female()
         last = fk.last_name()
         first, last = given.get("first_name", first), given.get("last_name", last)
@@ -245,7 +247,7 @@ class SubmissionFactory(CheckParts):
         given_data = overrides.get("data") if isinstance(overrides.get("data"), dict) else None
         ident = self.identity(when, given_data)
         sid = self.uuid()
-        result = self.rng.choices(("approved", "rejected"), cum_weights=(7, 10))[0]  # 7:3
+        result = self.rng.choices(FINAL, cum_weights=(7, 10))[0]  # 7:3
         kyc_at = when + timedelta(milliseconds=self.rng.randint(50, 900))  # before the next tick
         ip = self.public_ip()
         email = self._email(ident) if invent else None

@@ -13,8 +13,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from idv_mock import errors, operations
-from idv_mock.backend.images import sample
+from idv_mock import errors, operations, schemas
+from idv_mock.backend.images import ID_SLOTS, SLOTS, sample
 from idv_mock.strategies.common import (
     COUNTRIES,
     GENDERS,
@@ -41,8 +41,7 @@ from idv_mock.strategies.common import (
 REVIEW_PATH = operations.path("postSubmissionReview")
 IMAGE_PATH = operations.path("putSubmissionImage")
 MIGRATION_PATH = operations.path("postSubmissionMigration")
-SLOTS = ("idImage", "idBackImage", "selfieImage", "addressImage")
-ID_SLOTS = ("idImage", "idBackImage")
+FINAL = schemas.enum("final_result")  # a review's status, a migration's kycStatus
 _PNG = base64.b64encode(sample("strategy", "selfieImage")).decode()
 
 # --- review ---------------------------------------------------------------------------------
@@ -53,7 +52,7 @@ def review_requests(
     draw: st.DrawFn, pending_ids: Sequence[str], admins: Sequence[str]
 ) -> dict[str, Any]:
     """A decision on one of ``pending_ids`` (JSON body), sometimes with ``updateFields``."""
-    status = draw(st.sampled_from(["approved", "rejected"]))
+    status = draw(st.sampled_from(FINAL))
     body: dict[str, Any] = {
         "admin": draw(given_values(admins, "admins")),
         "submissionId": draw(given_values(pending_ids, "pending_ids")),
@@ -106,7 +105,7 @@ def _review_kinds(pending_ids: Sequence[str], admins: Sequence[str]) -> Kinds:
         "bad_status": st.builds(
             lambda b, s: _review("bad_status", "invalid_status", json={**b, "status": s}),
             valid,
-            not_in(["approved", "rejected"]) | NOT_NULL,
+            not_in(FINAL) | NOT_NULL,
         ),
         "missing_rejectComment": changed(
             "missing_rejectComment",
@@ -233,7 +232,7 @@ def migration_requests(admins: Sequence[str]) -> S[dict[str, Any]]:
         "email": emails(),
         "fullName": texts(),
         "birthDate": dates(),
-        "kycStatus": st.sampled_from(["approved", "rejected"]),
+        "kycStatus": st.sampled_from(FINAL),
     }
     optional = {
         "idType": st.sampled_from(ID_TYPES),
@@ -297,7 +296,7 @@ def _migration_kinds(admins: Sequence[str]) -> Kinds:
                 "bad_status", "invalid_format", "kycStatus", json={**b, "kycStatus": s}
             ),
             valid,
-            not_in(["approved", "rejected"]).filter(bool),
+            not_in(FINAL).filter(bool),
         ),
         "unregistered_admin": st.builds(
             lambda b, a: _migration("unregistered_admin", "invalid_admin", json={**b, "admin": a}),

@@ -15,6 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from idv_mock import schemas
 from idv_mock.backend import events
 from idv_mock.backend.projections import FIELDS
 from idv_mock.backend.samples import make_submission
@@ -37,7 +38,7 @@ def webhook_payloads(triggers: Sequence[str] | None = None) -> S[dict[str, Any]]
         _payload,
         trigger=st.sampled_from(chosen),
         seed=st.integers(0, 2**16),
-        result=st.sampled_from(("approved", "rejected", "pending")),
+        result=st.sampled_from(schemas.enum("kyc_outcome")),
         hidden=st.one_of(st.none(), st.lists(st.sampled_from(FIELDS), unique=True)),
         style=st.sampled_from(("omit", "null")),
         attempts=st.integers(1, 5),

@@ -16,6 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from idv_mock import schemas
 from idv_mock.backend import Service, liveform
 from idv_mock.serving.http import service_of
 from idv_mock.web import forgery, i18n
@@ -37,6 +38,8 @@ templates.env.globals.update(
     id_type_name=i18n.id_type_name,
     country_name=i18n.country_name,
     form_token_field=forgery.form_token_field,  # a dashboard form's anti-forgery field
+    kyc_outcomes=schemas.enum("kyc_outcome"),  # the tester panel's outcomes, the filter's
+    genders=schemas.enum("gender"),  # the document step's choice
 )
 STATIC = Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static")
 

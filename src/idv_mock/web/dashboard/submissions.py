@@ -17,6 +17,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from idv_mock import schemas
 from idv_mock.backend import Project
 from idv_mock.backend.store import Selection
 from idv_mock.serving.submission_page import plain_page
@@ -42,7 +43,7 @@ API_PARAMS = (
     "nextpage_id",
     "nextpage_date",
 )
-KYC_RESULTS = ("", "approved", "rejected", "pending")
+KYC_RESULTS = ("", *schemas.enum("kyc_outcome"))
 DELETED = ("any", "hide", "only")
 DELETED_STATUS = "Deleted Submission"
 REVIEW = {"approve": "approved", "reject": "rejected", "pending": "pending"}
