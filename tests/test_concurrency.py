@@ -88,7 +88,7 @@ def test_mixed_load_keeps_state_consistent() -> None:
         for _ in range(THREADS * 4)
     ]
     for n in range(THREADS):
-        service.create_worklist("default", {"id": f"wl-{n}", "name": f"list {n}"})
+        service.screening.create_worklist("default", {"id": f"wl-{n}", "name": f"list {n}"})
     with LiveServer(service) as server:
         base = f"http://127.0.0.1:{server.port}"
         workers = [Worker(n, base, sids[n * 4 : n * 4 + 4]) for n in range(THREADS)]

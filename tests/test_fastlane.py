@@ -231,7 +231,9 @@ def test_projected_and_deleted_submissions(app: MockApp, service: Service, spy: 
     project = service.project("default")
     policy = service.create_projection(project, "hide", "exclude", ["full_name", "gender"])
     claims = {"userid": "u-proj", "email": "p@example.com", "projectionId": policy.projection_id}
-    hidden = service.hosted_submission("default", crypto.encrypt(claims, API_KEY), "approved")
+    hidden = service.liveform.hosted_submission(
+        "default", crypto.encrypt(claims, API_KEY), "approved"
+    )
     gone = some_submission(service, 1)["submission_id"]
     service.delete(project, gone, None)
     for query in (

@@ -77,7 +77,7 @@ PLUGIN_USES = (
     "idv_mock.scenarios",
     "idv_mock.intercept",
     "idv_mock.crypto",
-    "idv_mock.backend.liveform",
+    "idv_mock.backend.liveform_links",
     "idv_mock.backend.events",
     "idv_mock.backend",  # InvalidInput, for a clear error from a bad marker
     "idv_mock.schemas",  # the files the seeded start cache is keyed on

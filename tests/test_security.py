@@ -457,7 +457,8 @@ def test_the_journal_keeps_large_bodies_cut_and_marked(live: Live) -> None:
 
 
 def test_the_journal_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from idv_mock.backend import calls, journal
+    from idv_mock.backend import journal
+    from idv_mock.backend.parts import calls
 
     monkeypatch.setattr(journal, "MAX_PROJECT_BYTES", 200_000)
     monkeypatch.setattr(calls, "MAX_TOTAL_BYTES", 300_000)

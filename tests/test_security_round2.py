@@ -192,7 +192,7 @@ def monitored_project(service: Service, records: int) -> None:
     options = {"clock_mode": "frozen", "monitoring_cycle_seconds": 1}
     spec = {"project_id": "busy", "api_key": "busy-key", "admins": ["a@example.com"]}
     service.create_project({**spec, "options": options})
-    service.create_worklist("busy", {"id": "wl", "name": "all"})
+    service.screening.create_worklist("busy", {"id": "wl", "name": "all"})
     sids = []
     for i in range(records):
         data = {"full_name": f"Person Number{i}", "date_of_birth": "1980-01-01"}
@@ -224,7 +224,7 @@ def test_a_clock_advance_lists_at_most_1000_rules_and_counts_them_all(live: Live
     }
     # a new entry is screened at the next cycle, as before
     entry = {"entry_id": "E-1", "list": "pep", "name": "Person Number3", "nationality": "KOR"}
-    live.service.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
+    live.service.screening.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
     after = httpx.post(f"{url}/advance", json={"seconds": 2}).json()
     assert after["fired_count"] == 2 and after["fired"][0]["webhooks"] == []
 

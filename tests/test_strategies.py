@@ -227,8 +227,8 @@ def stored(service: Service, sid: str) -> dict[str, Any]:
 
 
 def with_worklists(service: Service) -> None:
-    service.create_worklist("default", {"id": WORKLIST, "name": "hypothesis"})
-    service.create_worklist("default", {"id": INACTIVE, "name": "off", "active": False})
+    service.screening.create_worklist("default", {"id": WORKLIST, "name": "hypothesis"})
+    service.screening.create_worklist("default", {"id": INACTIVE, "name": "off", "active": False})
 
 
 def check_refused(

@@ -450,8 +450,8 @@ def test_scenario_given_sets_levers_before_its_submissions(
     path = tmp_path / "held.yaml"
     path.write_text(SCENARIO)
     scenarios.apply_given(service, scenarios.load(path))
-    assert service.delivery_levers("default") == {"hold": True}
-    held = service.deliveries_in("default", "held")
+    assert service.delivery.levers("default") == {"hold": True}
+    held = service.delivery.in_state("default", "held")
     assert [(d["event"], d["payload"]["submission_id"]) for d in held] == [
         ("submission.submit", "sub-ann"),
         ("submission.approved", "sub-bob"),

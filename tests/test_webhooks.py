@@ -798,7 +798,7 @@ def test_two_500s_then_200_make_three_attempts(
     # a ticking clock) moves it not, so every attempt shows the instant of the event
     created = datetime.strptime(record["created_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
     assert attempt_times(record) == [created] * 3
-    assert record["created_at"] == iso(service.project_clock("default").now)
+    assert record["created_at"] == iso(service.clocks.handle("default").now)
 
 
 def test_three_500s_fail_the_delivery(

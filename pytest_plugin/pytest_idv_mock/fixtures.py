@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from idv_mock import Service, ServiceConfig
-    from idv_mock.backend.time_service import ProjectClock
+    from idv_mock.backend.parts.clocks import ProjectClock
 
 IN_PROCESS_BASE_URL = "http://idv-mock/v3"
 # marker arguments that need a service of their own (the others change the shared one)
@@ -325,7 +325,7 @@ def _set_levers(service: Service, project_id: str, levers: dict[str, Any]) -> No
     from idv_mock.backend import InvalidInput
 
     try:
-        service.set_delivery_levers(project_id, levers)
+        service.delivery.set_levers(project_id, levers)
     except InvalidInput as exc:
         raise pytest.UsageError(f"idv_webhook_delivery marker: {exc} {exc.problems}") from None
 
@@ -375,7 +375,7 @@ class IdvServer:
     @property
     def clock(self) -> ProjectClock:
         """The project's clock: ``.now``, ``.due``, ``.advance(hours=3)`` (docs/time.md)."""
-        return self.service.project_clock(self.project_id)
+        return self.service.clocks.handle(self.project_id)
 
     def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
         """Recorded API calls of the project (path is a glob, e.g. ``/v3/submission*``)."""
@@ -404,7 +404,7 @@ class IdvServer:
         from urllib.parse import urlencode
 
         from idv_mock import crypto
-        from idv_mock.backend.liveform import link_query
+        from idv_mock.backend.liveform_links import link_query
 
         options = self.service.project(self.project_id).describe()["options"]
         key, derivation = self.api_key, str(options["key_derivation"])
@@ -607,22 +607,22 @@ class WebhookDelivery:
 
     def set(self, **levers: Any) -> dict[str, Any]:
         """Replace the levers (``set()``: prompt delivery), e.g. ``set(duplicate=2)``."""
-        return self.service.set_delivery_levers(self.project_id, levers)
+        return self.service.delivery.set_levers(self.project_id, levers)
 
     def get(self) -> dict[str, Any]:
-        return self.service.delivery_levers(self.project_id)
+        return self.service.delivery.levers(self.project_id)
 
     def deliveries(self, state: str | None = None) -> list[dict[str, Any]]:
         """Delivery records (``state``: only those held, dropped, failed, delivered, ...)."""
-        return self.service.deliveries_in(self.project_id, state)
+        return self.service.delivery.in_state(self.project_id, state)
 
     def release(self, order: str | list[str] = "queued", seed: int = 0) -> list[str]:
         """Send held deliveries: ``queued``, ``reversed``, ``shuffle`` or a list of ids."""
-        return self.service.release_webhooks(self.project_id, {"order": order, "seed": seed})
+        return self.service.delivery.release(self.project_id, {"order": order, "seed": seed})
 
     def resend(self, delivery_id: str) -> dict[str, Any]:
         """Send a recorded delivery again now (a new record with ``resend_of``)."""
-        return self.service.resend(self.project_id, delivery_id)
+        return self.service.delivery.resend(self.project_id, delivery_id)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until nothing is queued, in flight or delayed (held ones do not count)."""

@@ -493,7 +493,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
     service = Service(config, progress=progress)
-    service.watch_clocks()  # what falls due on a ticking or wall clock happens on time
+    service.clocks.watch()  # what falls due on a ticking or wall clock happens on time
     if args.scenario:
         from idv_mock import scenarios
 

@@ -100,7 +100,7 @@ class Mock:
 
     def link(self, **params: Any) -> str:
         """A hosted-form link of the project, as ``idv_project.liveform_url`` builds it."""
-        from idv_mock.backend.liveform import link_query
+        from idv_mock.backend.liveform_links import link_query
 
         options = self.options
         if options.get("liveform_key") == "secret":

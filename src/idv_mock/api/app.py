@@ -188,7 +188,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # the service does not redirect; neither does the mock
     app.state.service = service = service or Service()
-    service.journal_reader = journaling.readable
+    service.calls.reader = journaling.readable
     app.state.api_families = API_FAMILIES
     app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
     app.state.exposure = Exposure(

@@ -16,7 +16,7 @@ from typing import Any
 
 from idv_mock import crypto
 from idv_mock.backend import events, views
-from idv_mock.backend.coverage import Coverage
+from idv_mock.backend.coverage_counts import CoverageCounts
 from idv_mock.backend.exceptions import NotFound
 from idv_mock.backend.liveform_flow import FormState
 from idv_mock.backend.projects import Project
@@ -40,7 +40,7 @@ class Core:
         self.forms = FormState()  # the hosted form's sessions, token uses and secrets
         self.webhooks = webhooks
         self.routes: dict[str, list[Route]] = {}  # project id -> one-shot routes (routes.py)
-        self.coverage = Coverage()  # what each project showed; kept across resets
+        self.coverage_counts = CoverageCounts()  # what each project showed; kept across resets
 
     def project(self, project_id: str) -> Project:
         found = self.projects.get(project_id)

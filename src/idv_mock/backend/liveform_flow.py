@@ -16,7 +16,7 @@ from typing import Any
 
 from idv_mock.backend.events import FAIL_CODES
 from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
-from idv_mock.backend.liveform import Link, TokenUse
+from idv_mock.backend.liveform_links import Link, TokenUse
 from idv_mock.fake import codes
 
 STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 STARTS = Path(__file__).resolve().parent / "starts"
 BUILT_WITH = STARTS / "faker-version.txt"  # the Faker the shipped starts were made with
-SEEDING_PACKAGES = ("backend", "fake", "aml")  # the code a start is made by (with schemas)
+# the code a start is made by (with schemas)
+SEEDING_PACKAGES = ("backend", "backend/parts", "fake", "aml")
 _state = {"enabled": True}
 
 

@@ -16,7 +16,7 @@ from idv_mock.backend.projections import Projections
 from idv_mock.backend.ratelimit import TokenBucket
 from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.store import SubmissionStore
-from idv_mock.backend.tokens import TokenPool
+from idv_mock.backend.token_pool import TokenPool
 from idv_mock.clock import Clock
 from idv_mock.delivery import PROMPT, DeliveryLevers
 

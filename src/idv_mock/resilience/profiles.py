@@ -104,4 +104,4 @@ def apply(service: Service, project_id: str, profile: Profile) -> None:
     choices win (docs/delivery.md "Which rule wins")."""
     service.delivery.set_levers(project_id, copy.deepcopy(profile.webhook_delivery))
     for rule in profile.faults:
-        service.add_fault(project_id, copy.deepcopy(rule), fallback=True)
+        service.calls.add_fault(project_id, copy.deepcopy(rule), fallback=True)

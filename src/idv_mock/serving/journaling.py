@@ -141,7 +141,7 @@ KEEP_BYTES = 16 * 1024  # a body or response past this is kept cut to it (and ma
 
 def readable(project: Project, entry: dict[str, Any]) -> dict[str, Any]:
     """A raw entry (``Journal.find``) as the control API shows it (the service's
-    ``journal_reader``)."""
+    ``calls.reader``)."""
     raw = entry["body"]
     query = dict(query_pairs(entry["query"]))
     out = {

@@ -2,10 +2,10 @@
 and the pytest plugin steer them.
 
 ``service.delivery``, a part of :class:`~idv_mock.backend.Service` given the service's
-``Core``; the service keeps the documented names (``delivery_levers``, ``resend``, ...)
-as entry points. The levers are lasting project state (kept with the project, in
-its snapshots and state documents); what they have used up, and the held and delayed
-deliveries themselves, are the dispatcher's.
+``Core``; callers use its names directly (``service.delivery.levers``, ``.set_levers``,
+``.release``, ``.in_state``, ``.resend``). The levers are lasting project state (kept
+with the project, in its snapshots and state documents); what they have used up, and the
+held and delayed deliveries themselves, are the dispatcher's.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from idv_mock.webhooks import NotHeld
 STATES = ("pending", "held", "delayed", "sending", "delivered", "failed", "dropped", "cancelled")
 
 
-class WebhookDelivery:
+class Delivery:
     """A project's delivery levers, held deliveries, listing by state and resending."""
 
     def __init__(self, core: Core) -> None:

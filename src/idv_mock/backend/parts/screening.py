@@ -1,9 +1,9 @@
 """AML screening, reports, watchlists and ongoing monitoring.
 
 ``service.screening``, a part of :class:`~idv_mock.backend.Service` given the service's
-``Core`` and its way of creating a submission (for a watchlist person); the service keeps
-the documented names (``watchlist``, ``create_worklist``, ``register_record``, ...) as
-entry points, and registers ``monitoring_cycle`` with its clocks.
+``Core`` and its way of creating a submission (for a watchlist person); callers use its
+names directly (``service.screening.watchlist``, ``.create_worklist``, ...), and the
+service registers ``monitoring_cycle`` with its clocks.
 """
 
 from __future__ import annotations

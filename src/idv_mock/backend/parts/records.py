@@ -31,7 +31,7 @@ class NotReviewable(BackendError):
         self.reason = reason
 
 
-class RecordCalls:
+class Records:
     """POST /submission/review, GET /image and PUT /submission/image, migration."""
 
     def __init__(self, core: Core, create: Create) -> None:
