@@ -93,6 +93,15 @@ MODULES = {
     "liveform": "liveform_links",
     "moved_names": None,
 }
+# top-level modules of idv_mock moved into their layer's folder in 0.4.0 -> the new path
+LAYER_MOVES = {
+    **{m: f"ground.{m}" for m in ("errors", "clock", "schemas", "operations", "crypto")},
+    **{m: f"ground.{m}" for m in ("jsondepth", "addresses", "gc_pause", "progress", "compat")},
+    "webhooks": "delivery.webhooks",
+    "receiver": "delivery.receiver",
+    "openapi": "api.openapi",
+    **{m: f"tools.{m}" for m in ("persistence", "verify", "formwalk", "trigger")},
+}
 PARTS = ("clocks", "calls", "delivery", "tokens", "records", "liveform", "screening")
 PARTS += ("dashboard", "coverage")
 
@@ -153,3 +162,17 @@ def test_each_part_has_one_name_at_every_level(service: Service, part: str) -> N
     obj = getattr(service, part)
     assert type(obj).__module__ == f"idv_mock.backend.parts.{part}"
     assert type(obj).__name__ == part.capitalize()
+
+
+@pytest.mark.parametrize("old", sorted(LAYER_MOVES))
+def test_a_module_moved_into_its_layer_is_gone_and_listed(old: str) -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"idv_mock.{old}")
+    new = f"idv_mock.{LAYER_MOVES[old]}"
+    importlib.import_module(new)
+    assert f"| `idv_mock.{old}` | `{new}` |" in CHANGELOG
+
+
+def test_the_delivery_module_is_now_a_package_of_the_webhook_layer() -> None:
+    assert "| `idv_mock.delivery` (the module) | `idv_mock.delivery.levers` |" in CHANGELOG
+    importlib.import_module("idv_mock.delivery.levers")

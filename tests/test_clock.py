@@ -17,10 +17,12 @@ import httpx
 import pytest
 
 from conftest import ADMIN, LiveServer, ServeProcess
-from idv_mock import Service, ServiceConfig, cli, crypto, persistence
+from idv_mock import Service, ServiceConfig, cli
 from idv_mock.backend import NotFound, events
-from idv_mock.clock import DEFAULT_START, iso, parse_iso, stamp
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import DEFAULT_START, iso, parse_iso, stamp
+from idv_mock.tools import persistence
 
 KEY = "clock-key"
 PID = "clocked"

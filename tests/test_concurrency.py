@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from conftest import LiveServer
-from idv_mock import Service, ServiceConfig, schemas
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import schemas
 
 pytestmark = pytest.mark.live
 THREADS, CALLS = 8, 200

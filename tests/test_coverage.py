@@ -12,10 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from idv_mock import Service, ServiceConfig, crypto, errors, operations
+from idv_mock import Service, ServiceConfig
 from idv_mock.backend.events import EVENT_NAMES
 from idv_mock.backend.liveform_flow import STEPS
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto, errors, operations
 
 COVERAGE = "/__admin/coverage"
 

@@ -341,7 +341,7 @@ def test_the_ui_is_behind_the_admin_token_when_exposed(service: Service) -> None
 def test_detail_shows_the_projection_and_what_the_api_leaves_out(
     ui: httpx.Client, service: Service
 ) -> None:
-    from idv_mock import crypto
+    from idv_mock.ground import crypto
 
     project = service.project("default")
     policy = service.create_projection(project, "hide", "exclude", ["full_name", "gender"])

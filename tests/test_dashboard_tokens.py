@@ -6,7 +6,8 @@ import re
 
 from starlette.testclient import TestClient
 
-from idv_mock import Service, ServiceConfig, create_app, crypto
+from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.ground import crypto
 
 UI = "/__admin/ui"
 

@@ -11,7 +11,7 @@ the part, since ``Service`` hands nothing over to its parts), ``idv_server.x`` o
 on, and each ``keyword=`` shown must be a parameter. Which inline code counts:
 
 - a dotted name starting with a name of the ``roots`` fixture (``service.reset()``,
-  ``idv_mock.crypto``, ``idv_server.clock``);
+  ``idv_mock.ground.crypto``, ``idv_server.clock``);
 - ``.name`` alone: a name of the last object named before it in the paragraph;
 - a bare name in a table's "Python" column: a ``Service`` method;
 - a bare name in the fixture table's description of a fixture: that fixture's attribute;
@@ -53,7 +53,7 @@ LISTS = {
     "Valid:": ("idv_mock.strategies", False),  # docs/pytest.md: the strategies
     "For the other direction,": ("idv_mock.strategies", True),
     "`ServiceConfig` fields:": ("ServiceConfig", False),  # docs/in-process.md
-    "The same primitives are importable:": ("idv_mock.crypto", False),  # secure-transfer.md
+    "The same primitives are importable:": ("idv_mock.ground.crypto", False),  # secure-transfer.md
     "**Walking it from a browser test.**": ("pytest_idv_mock.liveform", True),  # hosted-form
 }
 OURS = ("idv_mock", "pytest_idv_mock")  # the packages whose names the docs promise
@@ -405,11 +405,11 @@ def test_the_names_are_found_where_the_docs_write_them(roots: dict[str, Any]) ->
         "idv_mock.strategies.invalid_token_requests",  # the strategies' list
         "idv_mock.strategies.Invalid",
         "ServiceConfig.journal_size",
-        "idv_mock.receiver.shape_problems",
+        "idv_mock.delivery.receiver.shape_problems",
         "idv_mock.transport.InProcessClient",  # a code block's import
         "idv_mock.strategies.send",  # `st.send(...)` with `import strategies as st`
         "logging.getLogger",
-        "idv_mock.crypto.decrypt_object",
+        "idv_mock.ground.crypto.decrypt_object",
         "pytest_idv_mock.liveform.current_step",
         "create_app",
         "scenarios.builtin",

@@ -21,9 +21,10 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.testclient import TestClient
 
 from conftest import API_KEY, HEADERS, some_submission
-from idv_mock import Service, create_app, crypto
+from idv_mock import Service, create_app
 from idv_mock.api.fastlane import MockApp
 from idv_mock.cli import build_parser
+from idv_mock.ground import crypto
 from idv_mock.serving import journaling
 from idv_mock.serving.submission_page import REQUEST_TYPES
 

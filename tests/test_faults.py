@@ -9,7 +9,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import assert_refused, snapshot, some_submission
-from idv_mock import Service, crypto
+from idv_mock import Service
+from idv_mock.ground import crypto
 
 FAULTS = "/__admin/projects/default/faults"
 

@@ -29,7 +29,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import LiveServer
-from idv_mock import Service, ServiceConfig, openapi
+from idv_mock import Service, ServiceConfig
+from idv_mock.api import openapi
 from idv_mock.backend import images
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 

@@ -18,7 +18,8 @@ import pytest
 import requests
 
 import idv_mock
-from idv_mock import Service, ServiceConfig, crypto
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import crypto
 from idv_mock.intercept import DEFAULT_BASE_URL, UnmockedRequestError
 from idv_mock.transport import ASGITransport, MergedUrls
 from integrator import httpx_client, requests_client

@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from idv_mock import Service, cli, crypto
-from idv_mock.clock import iso
+from idv_mock import Service, cli
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import iso
 
 BASE = "http://idv-mock"
 KEY = "mock-api-key"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idv_mock.compat import version_numbers
+from idv_mock.ground.compat import version_numbers
 
 # pytest-asyncio (installed for the strict-mode test) warns in every run without this; before
 # 0.24 (the newest for pytest 7.0 to 8.1, where these tests run too) it is an unknown option

@@ -25,8 +25,8 @@ from conftest import ADMIN, LiveServer, form_token
 from idv_mock import Service, ServiceConfig
 from idv_mock.backend import images
 from idv_mock.backend.parts import clocks
-from idv_mock.clock import DEFAULT_START, iso, parse_iso
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground.clock import DEFAULT_START, iso, parse_iso
 
 PID = "timed"
 KEY = "timed-key"

@@ -20,7 +20,7 @@ from pytest_idv_mock.fixtures import serve_in_thread
 from conftest import ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.api import limits
-from idv_mock.webhooks import SETTLED, HostRule
+from idv_mock.delivery.webhooks import SETTLED, HostRule
 
 KEY = {"x-api-key": "mock-api-key"}
 JSON_TYPE = {"content-type": "application/json"}

@@ -20,8 +20,8 @@ from markupsafe import escape
 
 from conftest import ServeProcess
 from idv_mock import Service, ServiceConfig, create_app
-from idv_mock.receiver import WebhookReceiver
-from idv_mock.webhooks import SETTLED
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.delivery.webhooks import SETTLED
 from test_security import Live  # the mock on a known port, as serve runs it
 
 HOSTILE = "<img src=x onerror=alert(1)>\"'</text><script>alert(2)</script>"
@@ -232,7 +232,7 @@ def test_a_clock_advance_lists_at_most_1000_rules_and_counts_them_all(live: Live
 def _plus(instant: str, seconds: int) -> str:
     from datetime import timedelta
 
-    from idv_mock.clock import iso, parse_iso
+    from idv_mock.ground.clock import iso, parse_iso
 
     return iso(parse_iso(instant) + timedelta(seconds=seconds))
 

@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from conftest import API_KEY, assert_refused, snapshot
-from idv_mock import Service, crypto
+from idv_mock import Service
 from idv_mock.backend.liveform_links import Refused
+from idv_mock.ground import crypto
 
 URL = "/v3/submission/tokens"
 TEXT = {"content-type": "text/plain"}  # as the vendor's samples send it

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ADMIN
 from idv_mock import Service, ServiceConfig
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
 
 LEVERS = "/__admin/projects/default/webhook-delivery"
 WEBHOOKS = "/__admin/projects/default/webhooks"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from idv_mock.gc_pause import no_gc  # standard library only: paused before the mock loads
+from idv_mock.ground.gc_pause import no_gc  # standard library only: paused before the mock loads
 
 if TYPE_CHECKING:
     import httpx
@@ -53,7 +53,7 @@ def _option(config: pytest.Config, name: str) -> str:
 LOOP = "asyncio"  # the event loop of the fixtures' servers (see serve_in_thread)
 # A first fixture's imports and start state make a few hundred thousand objects that live
 # for the session: the cycle collector walking the heap while they are made was a fifth of
-# the first use, so the fixtures build under ``idv_mock.gc_pause.no_gc``.
+# the first use, so the fixtures build under ``idv_mock.ground.gc_pause.no_gc``.
 
 
 # --- running a server ---
@@ -206,7 +206,8 @@ def _started_service(config: ServiceConfig, pytestconfig: pytest.Config) -> Serv
     return service
 
 
-SEEDING_PACKAGES = ("backend", "fake", "aml")  # what a start state is made by (with schemas)
+# what a start state is made by (with schemas)
+SEEDING_PACKAGES = ("ground", "delivery", "backend", "backend/parts", "fake", "aml")
 
 
 def _start_key(config: ServiceConfig) -> str:
@@ -216,12 +217,12 @@ def _start_key(config: ServiceConfig) -> str:
     import importlib.util
     from pathlib import Path
 
-    from idv_mock import schemas
+    from idv_mock.ground import schemas
 
     faker = importlib.util.find_spec("faker")  # found, not imported
     files = [Path(faker.origin)] if faker is not None and faker.origin else []
     files += sorted(Path(schemas.schema_dir()).glob("*.json"))
-    package = Path(schemas.__file__).resolve().parent
+    package = Path(schemas.__file__).resolve().parents[1]  # idv_mock (schemas is in ground/)
     files += sorted(package.glob("*.py"))  # the packages seeding runs in, not pages or API
     for folder in SEEDING_PACKAGES:
         files += sorted(f for f in (package / folder).iterdir() if f.suffix in (".py", ".json"))
@@ -403,8 +404,8 @@ class IdvServer:
         cipher and key (``secret_key``: the issued secret, for ``liveform_key: secret``)."""
         from urllib.parse import urlencode
 
-        from idv_mock import crypto
         from idv_mock.backend.liveform_links import link_query
+        from idv_mock.ground import crypto
 
         options = self.service.project(self.project_id).describe()["options"]
         key, derivation = self.api_key, str(options["key_derivation"])
@@ -537,9 +538,9 @@ def idv_async_client(idv_service: Service) -> httpx.AsyncClient:
 @functools.cache
 def receiver_class() -> type[Any]:
     """``IdvWebhookReceiver``, built on first use (the receiver imports the crypto stack)."""
-    from idv_mock import crypto
     from idv_mock.backend.events import EVENT_NAMES
-    from idv_mock.receiver import Received, WebhookReceiver
+    from idv_mock.delivery.receiver import Received, WebhookReceiver
+    from idv_mock.ground import crypto
 
     # a webhook's trigger (``webhook_trigger``: ``updated``) by its event name, as in the
     # ``X-Idv-Event`` header (``submission.updated``); a trigger stands for itself

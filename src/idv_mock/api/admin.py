@@ -13,12 +13,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
 from idv_mock.backend.liveform_links import Refused
-from idv_mock.errors import ApiError
-from idv_mock.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
-from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import ApiError
+from idv_mock.ground.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
+from idv_mock.ground.jsondepth import MESSAGE as DEPTH_MESSAGE
 from idv_mock.serving.control import control_body, mask_key
 from idv_mock.serving.fault_rules import unknown_errors
 from idv_mock.serving.http import JSON, json_response, parse_json, says_body, service_of

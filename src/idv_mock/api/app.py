@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from idv_mock import operations, web
+from idv_mock import web
 from idv_mock.api import admin, exposure, hints
 from idv_mock.api.cors import Cors
 from idv_mock.api.exposure import Exposure
@@ -22,7 +22,8 @@ from idv_mock.api.faults import quiet_connection_resets
 from idv_mock.api.limits import limit_passed, too_large
 from idv_mock.api.preconditions import run_steps
 from idv_mock.backend import BackendError, Service
-from idv_mock.errors import GENERIC, ApiError, Family
+from idv_mock.ground import operations
+from idv_mock.ground.errors import GENERIC, ApiError, Family
 from idv_mock.serving import journaling
 from idv_mock.serving.control import shaped_for
 from idv_mock.serving.guard import WriteGuard
@@ -116,7 +117,7 @@ def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
 
 async def openapi_json(request: Request) -> Response:
     """The OpenAPI document; ``?version=3.0`` renders it for tools without 3.1 support."""
-    from idv_mock.openapi import document
+    from idv_mock.api.openapi import document
 
     version = request.query_params.get("version", "3.1")
     if version not in ("3.0", "3.1"):

@@ -25,9 +25,9 @@ from typing import Any
 
 import orjson
 
-from idv_mock import errors, operations, schemas
 from idv_mock.backend.events import EVENT_NAMES
 from idv_mock.backend.liveform_flow import STEPS
+from idv_mock.ground import errors, operations, schemas
 
 KINDS = ("response", "webhook", "time", "delivery", "page")
 # "never" is ranked by where integrations break most (docs/coverage.md "Ranking"): a missed

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 Submission = dict[str, Any]
 _INDEX: dict[str, dict[str, str]] = schemas.load("api.json")["webhooks"]

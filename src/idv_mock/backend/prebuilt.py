@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 STARTS = Path(__file__).resolve().parent / "starts"
 BUILT_WITH = STARTS / "faker-version.txt"  # the Faker the shipped starts were made with
 # the code a start is made by (with schemas)
-SEEDING_PACKAGES = ("backend", "backend/parts", "fake", "aml")
+SEEDING_PACKAGES = ("ground", "delivery", "backend", "backend/parts", "fake", "aml")
 _state = {"enabled": True}
 
 
@@ -61,7 +61,7 @@ def key(config: ServiceConfig) -> str | None:
 @functools.cache
 def sources_digest() -> str:
     """The contents of every file seeding runs (read once a process: a few ms)."""
-    from idv_mock import schemas
+    from idv_mock.ground import schemas
 
     package = Path(__file__).resolve().parents[1]
     files = sorted(package.glob("*.py"))

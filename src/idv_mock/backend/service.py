@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 
 import orjson
 
-from idv_mock import schemas
 from idv_mock.backend import (
     derive,
     duplicates,
@@ -56,12 +55,13 @@ from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.store import Selection, SortKey
-from idv_mock.clock import Clock, iso, stamp
+from idv_mock.delivery.webhooks import HostRule, WebhookDispatcher
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
-from idv_mock.gc_pause import no_gc
-from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
-from idv_mock.progress import SILENT, Progress
-from idv_mock.webhooks import HostRule, WebhookDispatcher
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import Clock, iso, stamp
+from idv_mock.ground.gc_pause import no_gc
+from idv_mock.ground.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
+from idv_mock.ground.progress import SILENT, Progress
 
 Submission = dict[str, Any]
 POST_SEED = 1_000_003  # the factory's seed offset for everything created after seeding

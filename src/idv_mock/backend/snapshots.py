@@ -20,8 +20,8 @@ from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.token_pool import TokenPool
-from idv_mock.clock import Clock
-from idv_mock.delivery import DeliveryLevers
+from idv_mock.delivery.levers import DeliveryLevers
+from idv_mock.ground.clock import Clock
 
 
 def export_project(project: Project) -> dict[str, Any]:

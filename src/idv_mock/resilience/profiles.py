@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 if TYPE_CHECKING:
     from idv_mock.backend import Service

@@ -20,7 +20,7 @@ import re
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from idv_mock.errors import ApiError
+from idv_mock.ground.errors import ApiError
 from idv_mock.serving.control import shaped_for
 from idv_mock.serving.http import send_json
 

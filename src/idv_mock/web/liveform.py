@@ -31,7 +31,7 @@ from idv_mock.backend.liveform_flow import (
     confirmed_fields,
 )
 from idv_mock.backend.liveform_links import LANGS, RETURNED, Refused
-from idv_mock.errors import GENERIC, LIVEFORM
+from idv_mock.ground.errors import GENERIC, LIVEFORM
 from idv_mock.serving import journaling
 from idv_mock.serving.guard import WriteGuard
 from idv_mock.web.pages import read_form, render, service

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.backend.journal import MAX_TOTAL_BYTES, Row
 from idv_mock.backend.projects import Project
+from idv_mock.ground import schemas
 
 Entry = dict[str, Any]
 # turns a raw journal entry into its readable form; given the entry's project (for its key)

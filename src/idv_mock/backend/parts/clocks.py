@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from idv_mock import errors
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import BackendError, InvalidInput
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Due
-from idv_mock.clock import iso, parse_instant, parse_iso
+from idv_mock.ground import errors
+from idv_mock.ground.clock import iso, parse_instant, parse_iso
 
 if TYPE_CHECKING:
-    from idv_mock.webhooks import Delivery
+    from idv_mock.delivery.webhooks import Delivery
 
 # what a kind of due item does when its project's clock reaches it: the ids of the webhooks
 # it sent, given the project, the item's details and its instant

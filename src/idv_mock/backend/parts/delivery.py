@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.backend import routes
 from idv_mock.backend.core import Core
 from idv_mock.backend.events import EVENT_NAMES
 from idv_mock.backend.exceptions import InvalidInput, NotFound
-from idv_mock.delivery import RELEASE_SCHEMA, DeliveryLevers
-from idv_mock.webhooks import NotHeld
+from idv_mock.delivery.levers import RELEASE_SCHEMA, DeliveryLevers
+from idv_mock.delivery.webhooks import NotHeld
+from idv_mock.ground import schemas
 
 STATES = ("pending", "held", "delayed", "sending", "delivered", "failed", "dropped", "cancelled")
 

@@ -18,7 +18,6 @@ from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from idv_mock import crypto, schemas
 from idv_mock.backend import events, liveform_flow, liveform_links, views
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import InvalidInput, NotFound
@@ -27,9 +26,10 @@ from idv_mock.backend.liveform_links import Link, Refused, TokenUse
 from idv_mock.backend.parts.clocks import Clocks
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.clock import client_time, iso, parse_instant, stamp
 from idv_mock.fake import codes
 from idv_mock.fake.factory import deep_merge
+from idv_mock.ground import crypto, schemas
+from idv_mock.ground.clock import client_time, iso, parse_instant, stamp
 
 Submission = dict[str, Any]
 # the service's checked creation: a project, overrides and the mirrored project options,

@@ -14,7 +14,6 @@ from collections.abc import Callable, Container
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from idv_mock import schemas
 from idv_mock.backend import aml, events
 from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
 from idv_mock.backend.core import Core
@@ -29,7 +28,8 @@ from idv_mock.backend.exceptions import (
 )
 from idv_mock.backend.monitoring import Worklist
 from idv_mock.backend.projects import Project
-from idv_mock.clock import iso
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import iso
 
 if TYPE_CHECKING:
     from idv_mock.aml import screening

@@ -14,7 +14,7 @@ from idv_mock.backend import token_pool
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import BackendError, NotFound
 from idv_mock.backend.projects import Project
-from idv_mock.clock import iso
+from idv_mock.ground.clock import iso
 
 
 class PoolFull(BackendError):

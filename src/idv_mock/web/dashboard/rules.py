@@ -14,8 +14,8 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.aml.screening import builtin_watchlist
+from idv_mock.ground import schemas
 from idv_mock.serving.fault_rules import unknown_errors
 from idv_mock.serving.http import parse_json
 from idv_mock.web.dashboard.common import (

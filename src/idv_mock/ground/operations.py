@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import errors, schemas
+from idv_mock.ground import errors, schemas
 
 API_PREFIX = "/v3"
 ANY = "*"

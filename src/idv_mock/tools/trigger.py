@@ -26,7 +26,8 @@ from urllib.parse import urlencode
 
 import orjson
 
-from idv_mock import crypto, formwalk
+from idv_mock.ground import crypto
+from idv_mock.tools import formwalk
 
 if TYPE_CHECKING:
     import httpx
@@ -80,7 +81,7 @@ class Mock:
 
     def api(self, method: str, op: str, body: Any = None, query: Any = None, **path: str) -> Any:
         """An API call with the project's key, encrypted on a secure project."""
-        from idv_mock import operations
+        from idv_mock.ground import operations
 
         secure = bool(self.options.get("secure_transfer"))
         derivation = str(self.options.get("key_derivation", "sha256"))
