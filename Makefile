@@ -51,7 +51,7 @@ starts: $(VENV)/.installed
 # make lists: the schema lists that name every webhook trigger, rewritten from the webhook
 # table of schemas/api.json (tests/test_one_list.py fails until they agree)
 lists: $(VENV)/.installed
-	$(BIN)/python -c "from idv_mock import operations; operations.write_derived()"
+	$(BIN)/python -c "from idv_mock.ground import operations; operations.write_derived()"
 
 # make docs: the docs site (mkdocs.yml, docs/) into site/, strictly (a broken link fails)
 docs: $(VENV)/.installed-test

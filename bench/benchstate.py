@@ -14,7 +14,8 @@ from urllib.parse import quote
 
 import orjson
 
-from idv_mock import Service, ServiceConfig, crypto
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import crypto
 
 API_KEY = "mock-api-key"
 ADMIN = "admin@example.com"

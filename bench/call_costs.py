@@ -23,7 +23,7 @@ from raw_asgi import raw_app
 from report import Row
 
 from idv_mock import Service, ServiceConfig, create_app
-from idv_mock.backend.calls import Calls
+from idv_mock.backend.parts.calls import Calls
 from idv_mock.serving import guard
 
 PART = "10 call costs"

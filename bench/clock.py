@@ -35,7 +35,7 @@ def busy_project(cycle_seconds: int | None = None) -> Any:
         options["monitoring_cycle_seconds"] = cycle_seconds
     service.create_project({**spec, "options": options})
     service.create_project({"project_id": "other", "api_key": "other-key"})
-    service.create_worklist("busy", {"id": "wl", "name": "all"})
+    service.screening.create_worklist("busy", {"id": "wl", "name": "all"})
     sids = []
     for i in range(RECORDS):
         person = {"full_name": f"Person Number{i}", "date_of_birth": "1980-01-01"}
@@ -48,7 +48,7 @@ def busy_project(cycle_seconds: int | None = None) -> Any:
 
 def advance(service: Any, days: float) -> tuple[float, int]:
     started = time.perf_counter()
-    fired = service.advance_clock("busy", {"seconds": days * 86400})["fired"]
+    fired = service.clocks.advance("busy", {"seconds": days * 86400})["fired"]
     return time.perf_counter() - started, len(fired)
 
 
@@ -98,7 +98,7 @@ def measure() -> dict[str, Any]:
         busy, busy_cycles = 0.0, 0
         for month in range(12):
             entry = {"entry_id": f"E-{month}", "list": "pep", "name": f"Person Number{month}"}
-            service.add_watchlist_entry("busy", {**entry, "nationality": "KOR"})
+            service.screening.add_watchlist_entry("busy", {**entry, "nationality": "KOR"})
             seconds, cycles = advance(service, 30 if month < 11 else DAYS - 330)
             busy, busy_cycles = busy + seconds, busy_cycles + cycles
         service.update_project("busy", {"options": {"aml_threshold": 70}})

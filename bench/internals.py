@@ -1,4 +1,4 @@
-"""What each use of a dependency's internals buys (``idv_mock.compat``), in microseconds.
+"""What each use of a dependency's internals buys (``idv_mock.ground.compat``), in microseconds.
 
 Run: ``.venv/bin/python bench/internals.py``. Each figure is the median of several rounds
 of many calls; each use is measured against the public way of doing the same thing:

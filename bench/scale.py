@@ -142,7 +142,8 @@ async def _http_kinds(service: Any, kinds: dict[str, list[dict[str, str]]]) -> d
 
 
 def child(size: int, calls: int, state: str) -> dict[str, Any]:
-    from idv_mock import Service, ServiceConfig, persistence
+    from idv_mock import Service, ServiceConfig
+    from idv_mock.tools import persistence
 
     empty = Service(ServiceConfig(seed_count=0))  # loads schemas, Faker, orjson, ...
     base = rss_bytes()
@@ -170,7 +171,7 @@ def child(size: int, calls: int, state: str) -> dict[str, Any]:
 def load_child(size: int, state: str) -> dict[str, Any]:
     """``serve --state-file`` of the seeded state: read, load, the new epoch saved at once."""
     from idv_mock import Service, ServiceConfig
-    from idv_mock.persistence import StateFile
+    from idv_mock.tools.persistence import StateFile
 
     empty = Service(ServiceConfig(seed_count=0))
     base = rss_bytes()

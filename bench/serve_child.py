@@ -49,7 +49,7 @@ def mock_app(counted: bool = True) -> Any:
     from idv_mock import create_app
 
     service = build_service()
-    service.coverage.recording = counted
+    service.coverage.counts.recording = counted
     return create_app(service)
 
 

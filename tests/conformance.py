@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import orjson
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 
 @cache

@@ -20,7 +20,7 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from idv_mock import Service, ServiceConfig, create_app
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
 from idv_mock.transport import InProcessClient
 
 pytest_plugins = ["pytester"]

@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 
 from conftest import ADMIN, LiveServer, assert_refused, snapshot, some_submission
 from idv_mock import Service
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
 
 AML = "/v3/submission/aml"
 REPORT = "/v3/report/aml"

@@ -17,10 +17,12 @@ import httpx
 import pytest
 
 from conftest import ADMIN, LiveServer, ServeProcess
-from idv_mock import Service, ServiceConfig, cli, crypto, persistence
+from idv_mock import Service, ServiceConfig, cli
 from idv_mock.backend import NotFound, events
-from idv_mock.clock import DEFAULT_START, iso, parse_iso, stamp
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import DEFAULT_START, iso, parse_iso, stamp
+from idv_mock.tools import persistence
 
 KEY = "clock-key"
 PID = "clocked"
@@ -379,8 +381,8 @@ def test_the_clock_and_what_is_due_travel_with_the_state(
     other = Service(ServiceConfig(seed_count=0))
     try:
         other.import_state(state)
-        assert other.clock_of(PID) == before
-        fired = other.advance_clock(PID, {"seconds": 120})["fired"]
+        assert other.clocks.describe(PID) == before
+        fired = other.clocks.advance(PID, {"seconds": 120})["fired"]
         assert [(f["what"], f["at"]) for f in fired] == [("token_expiry", before["due"][0]["at"])]
     finally:
         other.close()
@@ -393,17 +395,17 @@ def test_a_restarted_server_keeps_its_clock_and_what_is_due(tmp_path: Path) -> N
     saver.open()
     spec = {"project_id": PID, "api_key": KEY, "options": {"clock_mode": "frozen"}}
     first.create_project(spec)
-    first.create_worklist(PID, {"id": "wl-r", "name": "r"})
-    first.advance_clock(PID, {"seconds": 3600})
-    before = first.clock_of(PID)
+    first.screening.create_worklist(PID, {"id": "wl-r", "name": "r"})
+    first.clocks.advance(PID, {"seconds": 3600})
+    before = first.clocks.describe(PID)
     saver.save()
     first.close()
     again = Service(ServiceConfig(seed_count=1))
     try:
         persistence.StateFile(again, path).open()
-        assert again.clock_of(PID) == before
+        assert again.clocks.describe(PID) == before
         assert before["due"][0]["what"] == "monitoring_cycle"
-        fired = again.advance_clock(PID, {"seconds": 86400})["fired"]
+        fired = again.clocks.advance(PID, {"seconds": 86400})["fired"]
         assert [f["at"] for f in fired] == [before["due"][0]["at"]]
     finally:
         again.close()
@@ -442,7 +444,7 @@ def test_mock_takes_a_clock_mode_and_its_service_advances_it() -> None:
     import idv_mock
 
     with idv_mock.mock(seed_count=0, clock="frozen") as svc:
-        clock = svc.project_clock("default")
+        clock = svc.clocks.handle("default")
         start = clock.now
         first = svc.create_submission("default", {"userid": "u-mock"})["submission_id"]
         assert clock.advance(days=1)["now"] == iso(start + timedelta(days=1))
@@ -456,7 +458,7 @@ def test_mock_takes_a_clock_mode_and_its_service_advances_it() -> None:
         assert stamps == [stamp(start), stamp(start + timedelta(days=1))]
         assert svc.stored_submission("default", first)["created_at"] == stamp(start)
     with pytest.raises(NotFound, match="project nope not found"):
-        svc.project_clock("nope")
+        svc.clocks.handle("nope")
 
 
 @pytest.mark.live
@@ -498,13 +500,13 @@ def test_the_watcher_runs_what_fell_due_on_a_ticking_clock_without_a_touch() -> 
     try:
         spec = {"project_id": PID, "api_key": KEY, "options": {"monitoring_cycle_seconds": 2}}
         svc.create_project(spec)
-        svc.create_worklist(PID, {"id": "wl-t", "name": "t"})
+        svc.screening.create_worklist(PID, {"id": "wl-t", "name": "t"})
         project = svc.project(PID)
         (first,) = project.schedule.items
         for _ in range(3):  # each creation stamps, so the tick clock moves past the cycle
             svc.create_submission(PID)
         assert project.schedule.items == [first]  # nobody looked: nothing ran yet
-        svc.watch_clocks(0.01)
+        svc.clocks.watch(0.01)
         deadline = time.monotonic() + 10
         while project.schedule.items[0] is first:
             assert time.monotonic() < deadline, "the watcher did not run the cycle"

@@ -25,10 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ADMIN, LiveServer
-from idv_mock import Service, ServiceConfig, crypto
+from idv_mock import Service, ServiceConfig
 from idv_mock.backend import images
-from idv_mock.clock import DEFAULT_START, parse_instant, parse_iso
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import DEFAULT_START, parse_instant, parse_iso
 
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}-\d{3}")
 ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")

@@ -1,4 +1,4 @@
-"""idv_mock.compat (issue 28): every private name of a dependency is checked, and each one
+"""idv_mock.ground.compat (issue 28): every private name of a dependency is checked, and each one
 missing falls back loudly (a warning naming the versions) to the public way, which still
 gives the same answers; an untested version warns; and interception never lets a call it
 should answer reach the network when it cannot patch the client.
@@ -25,8 +25,9 @@ from starlette.datastructures import State
 
 import idv_mock
 import idv_mock.intercept
-from idv_mock import Service, ServiceConfig, compat, create_app
+from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.api import timeouts
+from idv_mock.ground import compat
 from idv_mock.intercept import DEFAULT_BASE_URL, InterceptionUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]

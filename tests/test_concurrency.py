@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from conftest import LiveServer
-from idv_mock import Service, ServiceConfig, schemas
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import schemas
 
 pytestmark = pytest.mark.live
 THREADS, CALLS = 8, 200
@@ -88,7 +89,7 @@ def test_mixed_load_keeps_state_consistent() -> None:
         for _ in range(THREADS * 4)
     ]
     for n in range(THREADS):
-        service.create_worklist("default", {"id": f"wl-{n}", "name": f"list {n}"})
+        service.screening.create_worklist("default", {"id": f"wl-{n}", "name": f"list {n}"})
     with LiveServer(service) as server:
         base = f"http://127.0.0.1:{server.port}"
         workers = [Worker(n, base, sids[n * 4 : n * 4 + 4]) for n in range(THREADS)]

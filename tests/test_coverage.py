@@ -12,10 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from idv_mock import Service, ServiceConfig, crypto, errors, operations
+from idv_mock import Service, ServiceConfig
 from idv_mock.backend.events import EVENT_NAMES
 from idv_mock.backend.liveform_flow import STEPS
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto, errors, operations
 
 COVERAGE = "/__admin/coverage"
 
@@ -44,7 +45,7 @@ def item(doc: dict[str, Any], item_id: str) -> dict[str, Any]:
 
 
 def test_the_catalogue_is_derived_from_the_mocks_tables(service: Service) -> None:
-    doc = service.coverage_report()
+    doc = service.coverage.report()
     ids = [i["id"] for i in doc["items"]]
     assert len(ids) == len(set(ids)) == doc["catalogue"]
     expected_responses = 0
@@ -238,4 +239,4 @@ def test_paths_with_ids_count_under_their_operation(http: httpx.Client, service:
         assert http.get(f"/v3/projection/p-{n}").status_code == 404
     assert http.get("/v3/nowhere").status_code == 404  # no operation's: not counted
     assert count(report(http), "GET /v3/projection/{projectionId} 404 not_found") == 30
-    assert len(service.coverage.projects["default"].responses) == 1
+    assert len(service.coverage.counts.projects["default"].responses) == 1

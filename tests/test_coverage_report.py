@@ -136,7 +136,7 @@ def test_cli_url_fail_under_and_files(live_url: tuple[str, Service], tmp_path: P
     url, service = live_url
     headers = {"x-api-key": "mock-api-key"}
     assert httpx.get(f"{url}/v3/submission", headers=headers).status_code == 200
-    doc = service.coverage_report()
+    doc = service.coverage.report()
     share = 100 * doc["met"] / doc["catalogue"]
     out_json, out_html = tmp_path / "c.json", tmp_path / "c.html"
     done = cli("--url", url, "--json", str(out_json), "--html", str(out_html))

@@ -1,4 +1,4 @@
-"""Tests for idv_mock.crypto (Secure Data Transfer: AES-256-ECB, PKCS#7, base64)."""
+"""Tests for idv_mock.ground.crypto (Secure Data Transfer: AES-256-ECB, PKCS#7, base64)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from idv_mock.crypto import (
+from idv_mock.ground.crypto import (
     KEY_DERIVATIONS,
     CryptoError,
     decrypt,
@@ -28,7 +28,7 @@ from idv_mock.crypto import (
 API_KEY = "mock-api-key"
 KAT_PLAINTEXT = '{"submission_id":"abc","email":"a@b.c"}'
 KAT_OBJECT = {"submission_id": "abc", "email": "a@b.c"}
-# Obtained once with OpenSSL 3.0 (not with idv_mock.crypto):
+# Obtained once with OpenSSL 3.0 (not with idv_mock.ground.crypto):
 #   printf '%s' "$KAT_PLAINTEXT" | openssl enc -aes-256-ecb -nosalt -base64 -A \
 #     -K 86889d85c83da4bc124abb76f608c77b3606d14f2fb5bc91df5e521bc90e6e72
 # where the -K value is sha256("mock-api-key").

@@ -127,7 +127,7 @@ def test_monitor_form_registers_a_record_and_sends_aml_monitor(
     ui: httpx.Client, service: Service
 ) -> None:
     service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
-    wid = service.create_worklist("default", {"name": "daily"})["id"]
+    wid = service.screening.create_worklist("default", {"name": "daily"})["id"]
     sub = service.create_submission("default", {"kyc": {"result": "approved"}})
     sid = sub["submission_id"]
     page = ui.get(f"{UI}/submissions/{sid}")
@@ -158,7 +158,7 @@ def test_detail_shows_aml_matches_with_reports_and_monitoring(
     entry = {"entry_id": "dash-1", "list": "sanctions", "name": "Dana Dashboard"}
     added = ui.post(f"{UI}/watchlist", data={**entry, "nationality": "KOR"})
     assert added.status_code == 303
-    sub = service.watchlist_submission("default", "dash-1")
+    sub = service.screening.watchlist_submission("default", "dash-1")
     sid = sub["submission_id"]
     service.screening.screen(service.project("default"), sid, 80)
     page = ui.get(f"{UI}/submissions/{sid}").text
@@ -218,15 +218,15 @@ def test_projections_watchlist_and_worklists_are_created_and_deleted(
     assert ui.post(f"{UI}/watchlist/w-1/delete").status_code == 404
 
     def daily() -> dict[str, Any]:
-        return next(w for w in service.worklists("default") if w["id"] == "d-1")
+        return next(w for w in service.screening.worklists("default") if w["id"] == "d-1")
 
-    seeded = service.worklists("default")  # the default worklist
+    seeded = service.screening.worklists("default")  # the default worklist
     assert ui.post(f"{UI}/worklists", data={"name": "daily", "id": "d-1"}).status_code == 303
     assert daily()["active"] is False  # the box was not ticked
     assert ui.post(f"{UI}/worklists/d-1/activate").status_code == 303
     assert daily()["active"] is True
     assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 303
-    assert service.worklists("default") == seeded
+    assert service.screening.worklists("default") == seeded
     assert ui.post(f"{UI}/worklists/d-1/delete").status_code == 404
     assert ui.post(f"{UI}/worklists/d-1/explode").status_code == 404
 
@@ -266,7 +266,7 @@ def test_delivery_levers_are_set_held_webhooks_released_and_listed_by_state(
     service.update_project("default", {"options": {"webhook_url": "http://127.0.0.1:9/hook"}})
     form = {"duplicate": "2", "hold": "1", "delay_seconds": "", "drop_first": "", "fail_first": ""}
     assert ui.post(f"{UI}/webhooks/delivery", data=form).status_code == 303
-    assert service.delivery_levers("default") == {"duplicate": 2, "hold": True}
+    assert service.delivery.levers("default") == {"duplicate": 2, "hold": True}
     page = ui.get(f"{UI}/webhooks").text
     assert 'data-testid="levers-now">{"duplicate": 2, "hold": true}<' in page
     service.create_submission("default", {"kyc": {"result": "pending"}}, fire_webhooks=True)
@@ -278,13 +278,13 @@ def test_delivery_levers_are_set_held_webhooks_released_and_listed_by_state(
     )
     response = ui.post(f"{UI}/webhooks/release", data={"order": "reversed", "seed": "0"})
     assert response.status_code == 303
-    assert service.deliveries_in("default", "held") == []
+    assert service.delivery.in_state("default", "held") == []
     assert ui.post(f"{UI}/webhooks/delivery", data={"duplicate": "x"}).status_code == 400
     assert ui.post(f"{UI}/webhooks/delivery", data={"duplicate": "0"}).status_code == 400
     assert ui.post(f"{UI}/webhooks/release", data={"order": "sideways"}).status_code == 400
     assert ui.get(f"{UI}/webhooks", params={"state": "lost"}).status_code == 400
     assert ui.post(f"{UI}/webhooks/delivery", data={}).status_code == 303
-    assert service.delivery_levers("default") == {}
+    assert service.delivery.levers("default") == {}
 
 
 def test_projects_page_masks_keys_switches_and_resets(ui: httpx.Client, service: Service) -> None:
@@ -341,12 +341,12 @@ def test_the_ui_is_behind_the_admin_token_when_exposed(service: Service) -> None
 def test_detail_shows_the_projection_and_what_the_api_leaves_out(
     ui: httpx.Client, service: Service
 ) -> None:
-    from idv_mock import crypto
+    from idv_mock.ground import crypto
 
     project = service.project("default")
     policy = service.create_projection(project, "hide", "exclude", ["full_name", "gender"])
     claims = {"userid": "u-proj", "email": "p@example.com", "projectionId": policy.projection_id}
-    sub = service.hosted_submission("default", crypto.encrypt(claims, KEY), "approved")
+    sub = service.liveform.hosted_submission("default", crypto.encrypt(claims, KEY), "approved")
     page = ui.get(f"{UI}/submissions/{sub['submission_id']}").text
     assert 'data-testid="hidden-fields">full_name, gender<' in page
     raw = re.search(r'data-testid="raw-returned">(.*?)</pre>', page, re.S)
@@ -368,15 +368,15 @@ def test_a_secure_projects_pages_show_plaintext(ui: httpx.Client, service: Servi
 
 def test_the_clock_page_shows_what_is_due_and_advances(ui: httpx.Client, service: Service) -> None:
     service.update_project("default", {"options": {"clock_mode": "frozen"}})
-    service.create_worklist("default", {"id": "wl-d", "name": "daily"})
-    now = service.clock_of("default")["now"]
-    due = service.clock_of("default")["due"][0]["at"]
+    service.screening.create_worklist("default", {"id": "wl-d", "name": "daily"})
+    now = service.clocks.describe("default")["now"]
+    due = service.clocks.describe("default")["due"][0]["at"]
     page = ui.get(f"{UI}/clock").text
     assert f"Now: <code>{now}</code> (frozen)" in page
     assert f"<td><code>{due}</code></td><td>monitoring_cycle</td>" in page
     done = ui.post(f"{UI}/clock", data={"amount": "36", "unit": "hours"})
     assert done.status_code == 303
-    after = service.clock_of("default")
+    after = service.clocks.describe("default")
     assert after["due"][0]["at"] > due  # the cycle ran and the next one is due
     assert "1 due item(s) ran" in ui.get(done.headers["location"]).text
     back = ui.post(f"{UI}/clock", data={"to": "2020-01-01T00:00:00Z"})
@@ -384,7 +384,7 @@ def test_the_clock_page_shows_what_is_due_and_advances(ui: httpx.Client, service
     assert "the clock only moves forward" in back.text
     assert ui.post(f"{UI}/clock", data={"amount": "-1", "unit": "hours"}).status_code == 400
     assert ui.post(f"{UI}/clock", data={"amount": "1", "unit": "years"}).status_code == 400
-    assert service.clock_of("default") == after  # refusals change nothing
+    assert service.clocks.describe("default") == after  # refusals change nothing
 
 
 def test_every_post_form_of_the_dashboard_carries_the_anti_forgery_token() -> None:

@@ -6,7 +6,8 @@ import re
 
 from starlette.testclient import TestClient
 
-from idv_mock import Service, ServiceConfig, create_app, crypto
+from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.ground import crypto
 
 UI = "/__admin/ui"
 
@@ -29,7 +30,7 @@ def test_the_tokens_page_shows_each_life() -> None:
         encrypted = crypto.encrypt({"token": token}, project.api_key)
         service.liveform.open("default", [("encrypted", encrypted)])
     spent = crypto.encrypt({"token": "spent-token"}, project.api_key)
-    service.hosted_submission("default", spent, "approved")
+    service.liveform.hosted_submission("default", spent, "approved")
     service.tokens.delete(project, ["gone-token"])
     with TestClient(create_app(service)) as ui:
         page = ui.get(f"{UI}/tokens").text

@@ -65,7 +65,7 @@ def test_a_deep_submission_through_the_control_api_changes_nothing(
 def test_deep_documents_are_refused_in_process_too(service: Service) -> None:
     before = snapshot(service)
     for call in (
-        lambda: service.add_fault(
+        lambda: service.calls.add_fault(
             "default", {"match": {"path": "/v3/x"}, "respond": {"status": 200, "body": nested(90)}}
         ),
         lambda: service.create_submission("default", {"aml": {"raw_data": nested(90)}}),

@@ -174,7 +174,7 @@ def test_age_group_is_the_vendors_from_the_date_of_birth() -> None:
     state = service.export_state()
     groups = {s["data"]["age_group"] for p in state["projects"] for s in p["submissions"]}
     assert groups == {"adult"}  # seeded people are 19 to 75
-    now = service.project_clock("default").now
+    now = service.clocks.handle("default").now
     for years_before, expected in ((13, "minor"), (14, "early-teen"), (16, "teen"), (18, "adult")):
         born = f"{now.year - years_before:04d}-01-01"
         made = service.create_submission("default", {"data": {"date_of_birth": born}})

@@ -1,16 +1,17 @@
 """Every Python name the user docs show exists: a rename or removal fails here first.
 
 test_readme.py runs the docs' code blocks, but most names users read are in inline code
-(``service.deliveries_in(id, state)`` in a table, ``idv_server.clock``'s ``.advance(...)``
+(``service.delivery.in_state(id, state)`` in a table, ``idv_server.clock``'s ``.advance(...)``
 in a sentence), which nothing runs. Here the Python in README.md, docs/*.md,
 ARCHITECTURE.md and scenarios/README.md is read, code blocks and inline code alike, and
 each dotted name is looked up on the real objects: imports are imported, ``service.x`` is
-looked up on a ``Service`` (built with no submissions), ``idv_server.x`` on the plugin's
+looked up on a ``Service`` (built with no submissions; ``service.<part>.<method>`` on
+the part, since ``Service`` hands nothing over to its parts), ``idv_server.x`` on the plugin's
 ``IdvServer``, and so on; a call's return annotation says what the next name is looked up
 on, and each ``keyword=`` shown must be a parameter. Which inline code counts:
 
 - a dotted name starting with a name of the ``roots`` fixture (``service.reset()``,
-  ``idv_mock.crypto``, ``idv_server.clock``);
+  ``idv_mock.ground.crypto``, ``idv_server.clock``);
 - ``.name`` alone: a name of the last object named before it in the paragraph;
 - a bare name in a table's "Python" column: a ``Service`` method;
 - a bare name in the fixture table's description of a fixture: that fixture's attribute;
@@ -52,7 +53,7 @@ LISTS = {
     "Valid:": ("idv_mock.strategies", False),  # docs/pytest.md: the strategies
     "For the other direction,": ("idv_mock.strategies", True),
     "`ServiceConfig` fields:": ("ServiceConfig", False),  # docs/in-process.md
-    "The same primitives are importable:": ("idv_mock.crypto", False),  # secure-transfer.md
+    "The same primitives are importable:": ("idv_mock.ground.crypto", False),  # secure-transfer.md
     "**Walking it from a browser test.**": ("pytest_idv_mock.liveform", True),  # hosted-form
 }
 OURS = ("idv_mock", "pytest_idv_mock")  # the packages whose names the docs promise
@@ -393,8 +394,9 @@ def test_the_names_are_found_where_the_docs_write_them(roots: dict[str, Any]) ->
     """Each way the docs name things is read (a reader that finds nothing checks nothing)."""
     found = {use.dotted for use in all_uses(set(roots))}
     expected = {
-        "service.deliveries_in",  # the control API's table, "Python" column
-        "service.set_delivery_levers",  # a bare name there
+        "service.delivery.in_state",  # the control API's table, "Python" column
+        "service.export_state",  # a bare name there
+        "service.clocks.handle",  # a part's method after the part (`.handle(id)`)
         "project.journal",
         "idv_server.assert_called",  # the fixture table
         "idv_webhook_receiver.wait_for",
@@ -403,11 +405,11 @@ def test_the_names_are_found_where_the_docs_write_them(roots: dict[str, Any]) ->
         "idv_mock.strategies.invalid_token_requests",  # the strategies' list
         "idv_mock.strategies.Invalid",
         "ServiceConfig.journal_size",
-        "idv_mock.receiver.shape_problems",
+        "idv_mock.delivery.receiver.shape_problems",
         "idv_mock.transport.InProcessClient",  # a code block's import
         "idv_mock.strategies.send",  # `st.send(...)` with `import strategies as st`
         "logging.getLogger",
-        "idv_mock.crypto.decrypt_object",
+        "idv_mock.ground.crypto.decrypt_object",
         "pytest_idv_mock.liveform.current_step",
         "create_app",
         "scenarios.builtin",
@@ -422,7 +424,11 @@ def test_the_names_are_found_where_the_docs_write_them(roots: dict[str, Any]) ->
         ("| Call | Python |\n|---|---|\n| `GET /x` | `no_such_call(id)` |", "no_such_call"),
         ("`service.create_submission(id, nope=)`", "create_submission() takes no nope"),
         ("`idv_server.clock` has `.now` and `.no_such_field`", "ProjectClock has no no_such"),
-        ("`service.tokens.no_such_method`", "TokenPools has no no_such_method"),
+        ("`service.tokens.no_such_method`", "Tokens has no no_such_method"),
+        # a part's method named on the service (the hand-overs before 0.4.0) is refused
+        ("`service.deliveries_in(id, state)`", "Service has no deliveries_in"),
+        ("| Call | Python |\n|---|---|\n| `GET /x` | `advance_clock(id, b)` |", "advance_clock"),
+        ("`service.clocks` has `.advance(id, body)` and `.advance_clock`", "Clocks has no adv"),
         ('`scenarios.run(scenarios.nope("x"))`', "module idv_mock.scenarios has no nope"),
         ("```python\nfrom idv_mock.transport import Nope\n```", "module idv_mock.transport"),
         ("```python\nfrom idv_mock import strategies as st\nst.nope()\n```", "has no nope"),

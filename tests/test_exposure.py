@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from conftest import ServeProcess
 from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
-from idv_mock.webhooks import SETTLED, HostRule
+from idv_mock.delivery.webhooks import SETTLED, HostRule
 
 REFUSED = {
     "message": "The control API needs the admin token: send the header "

@@ -21,9 +21,10 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.testclient import TestClient
 
 from conftest import API_KEY, HEADERS, some_submission
-from idv_mock import Service, create_app, crypto
+from idv_mock import Service, create_app
 from idv_mock.api.fastlane import MockApp
 from idv_mock.cli import build_parser
+from idv_mock.ground import crypto
 from idv_mock.serving import journaling
 from idv_mock.serving.submission_page import REQUEST_TYPES
 
@@ -231,7 +232,9 @@ def test_projected_and_deleted_submissions(app: MockApp, service: Service, spy: 
     project = service.project("default")
     policy = service.create_projection(project, "hide", "exclude", ["full_name", "gender"])
     claims = {"userid": "u-proj", "email": "p@example.com", "projectionId": policy.projection_id}
-    hidden = service.hosted_submission("default", crypto.encrypt(claims, API_KEY), "approved")
+    hidden = service.liveform.hosted_submission(
+        "default", crypto.encrypt(claims, API_KEY), "approved"
+    )
     gone = some_submission(service, 1)["submission_id"]
     service.delete(project, gone, None)
     for query in (

@@ -9,7 +9,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import assert_refused, snapshot, some_submission
-from idv_mock import Service, crypto
+from idv_mock import Service
+from idv_mock.ground import crypto
 
 FAULTS = "/__admin/projects/default/faults"
 
@@ -178,11 +179,11 @@ def test_rules_of_an_unknown_project(client: TestClient) -> None:
 
 
 def test_python_api(service: Service) -> None:
-    rule = service.add_fault(
+    rule = service.calls.add_fault(
         "default", {"match": {"path": "/v3/submission"}, "error": "invalid_admin"}
     )
-    assert service.faults("default") == [rule]
-    assert service.remove_faults("default") == 1
+    assert service.calls.faults("default") == [rule]
+    assert service.calls.remove_faults("default") == 1
 
 
 @pytest.mark.live
@@ -194,7 +195,7 @@ def test_network_faults_over_real_http(service: Service) -> None:
         headers = {"x-api-key": "mock-api-key"}
 
         def once(kind: str) -> None:
-            service.add_fault(
+            service.calls.add_fault(
                 "default", {"match": {"path": "/v3/submission"}, "fault": kind, "times": 1}
             )
 

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import LiveServer
 from idv_mock import Service, cli
-from idv_mock.errors import LIVEFORM
+from idv_mock.ground.errors import LIVEFORM
 
 pytestmark = pytest.mark.live
 
@@ -59,7 +59,7 @@ def test_each_outcome(
 def test_retry_fails_recognition_once_with_the_reason_as_retry_code(
     live: LiveServer, service: Service, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from idv_mock.receiver import WebhookReceiver
+    from idv_mock.delivery.receiver import WebhookReceiver
 
     with WebhookReceiver() as receiver:
         service.update_project("default", {"options": {"webhook_url": receiver.url}})

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from idv_mock import Service, ServiceConfig, create_app, schemas
+from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.ground import schemas
 
 INDEX = schemas.load("api.json")
 ROUTES = sorted(

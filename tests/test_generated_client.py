@@ -29,7 +29,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import LiveServer
-from idv_mock import Service, ServiceConfig, openapi
+from idv_mock import Service, ServiceConfig
+from idv_mock.api import openapi
 from idv_mock.backend import images
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST
 
@@ -197,7 +198,7 @@ def _check_submissions(api: Api, client: Any, service: Service) -> None:
 def _check_report(api: Api, client: Any, service: Service) -> None:
     """A listed person screened (Red Flag), then the match's report as a PDF."""
     m = api.models
-    listed = service.watchlist_submission("default", "WL-0001")
+    listed = service.screening.watchlist_submission("default", "WL-0001")
     screened = api.call("aml.post_submission_aml").sync_detailed(
         client=client, body=m.AmlRequest(submission_id=listed["submission_id"], aml_threshold=80)
     )

@@ -19,9 +19,10 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from conftest import ADMIN, API_KEY, HEADERS
-from idv_mock import Service, ServiceConfig, crypto
+from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
 from idv_mock.cli import build_parser
+from idv_mock.ground import crypto
 from wire import read_answer
 
 HINT = "x-idv-mock-hint"

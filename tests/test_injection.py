@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from idv_mock import Service, crypto, schemas
+from idv_mock import Service
+from idv_mock.ground import crypto, schemas
 from test_liveform import BASE, KEY, error_of, link, open_link, post, shown, step_of
 
 ADDRESS = {

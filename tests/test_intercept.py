@@ -18,7 +18,8 @@ import pytest
 import requests
 
 import idv_mock
-from idv_mock import Service, ServiceConfig, crypto
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import crypto
 from idv_mock.intercept import DEFAULT_BASE_URL, UnmockedRequestError
 from idv_mock.transport import ASGITransport, MergedUrls
 from integrator import httpx_client, requests_client
@@ -49,7 +50,9 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def flagged_person(service: Service) -> str:
     """An approved submission of watchlist entry WL-0001 (a Red Flag at threshold 80)."""
-    sub = service.watchlist_submission("default", "WL-0001", {"kyc": {"result": "approved"}})
+    sub = service.screening.watchlist_submission(
+        "default", "WL-0001", {"kyc": {"result": "approved"}}
+    )
     return str(sub["submission_id"])
 
 
@@ -82,7 +85,7 @@ def test_requests_client_drives_every_operation(tmp_path: Path, no_network: None
         written = client.download_aml_report(report_id(service, person), str(tmp_path / "r.pdf"))
         assert written > 1000 and (tmp_path / "r.pdf").read_bytes()[:5] == b"%PDF-"
 
-        service.create_worklist("default", {"id": "wl-1", "name": "watch"})
+        service.screening.create_worklist("default", {"id": "wl-1", "name": "watch"})
         registered = client.monitor("wl-1", [person], ADMIN)
         assert (registered["successCount"], registered["failedCount"]) == (1, 0)
         record = registered["successResults"][0]["recordIds"][0]
@@ -118,7 +121,7 @@ def test_httpx_client_drives_every_operation(no_network: None) -> None:
         kind, pdf = httpx_client.download_aml_report(KEY, report_id(service, person))
         assert kind == "application/pdf" and pdf.startswith(b"%PDF-")
 
-        service.create_worklist("default", {"id": "wl-2", "name": "watch"})
+        service.screening.create_worklist("default", {"id": "wl-2", "name": "watch"})
         registered = httpx_client.monitor(KEY, "wl-2", [person], ADMIN)
         record = registered["successResults"][0]["recordIds"][0]
         read = httpx_client.monitoring_record(KEY, "wl-2", record)
@@ -365,7 +368,7 @@ def redirect_rule(service: Service) -> None:
         "match": {"method": "GET", "path": "/v3/submission", "query": {"count": "1"}},
         "respond": {"status": 307, "body": {}, "headers": {"location": target}},
     }
-    service.add_fault("default", rule)
+    service.calls.add_fault("default", rule)
 
 
 def test_redirects_are_followed_through_the_mock() -> None:
@@ -382,7 +385,7 @@ def test_redirects_are_followed_through_the_mock() -> None:
 
 def reset_rule(service: Service) -> None:
     rule = {"match": {"path": "/v3/submission"}, "fault": "connection_reset"}
-    service.add_fault("default", rule)
+    service.calls.add_fault("default", rule)
 
 
 def test_connection_reset_is_each_clients_own_error() -> None:

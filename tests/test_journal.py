@@ -8,7 +8,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import some_submission
-from idv_mock import Service, ServiceConfig, crypto
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import crypto
 
 REQUESTS = "/__admin/projects/default/requests"
 

@@ -30,19 +30,13 @@ PLUGIN = ROOT / "pytest_plugin" / "pytest_idv_mock"
 # ARCHITECTURE.md's table: layer number -> the modules in it (a name covers its subpackage;
 # "idv_mock" is the package root alone)
 LAYERS: dict[int, tuple[str, ...]] = {
-    0: (
-        *("errors", "clock", "schemas", "operations", "crypto", "jsondepth", "addresses"),
-        *("gc_pause", "progress", "compat"),
-    ),
-    1: ("fake", "aml", "delivery", "webhooks", "receiver", "transport"),
+    0: ("ground",),
+    1: ("fake", "aml", "delivery", "transport"),
     2: ("backend",),
     3: ("serving",),
-    4: ("api", "web", "openapi"),
+    4: ("api", "web"),
     5: (
-        "persistence",
-        "verify",
-        "formwalk",
-        "trigger",
+        "tools",
         "strategies",
         "scenarios",
         "intercept",
@@ -68,20 +62,20 @@ APART: dict[str, tuple[str, ...]] = {
 ACROSS: dict[str, tuple[str, ...]] = {"idv_mock.api.app": ("idv_mock.web",)}
 # modules with rules of their own instead of their layer's bans: compat is the one door to
 # the dependencies' internals, so it may import them (lazily), and nothing of idv_mock
-OWN_BANS: dict[str, tuple[str, ...]] = {"idv_mock.compat": ("idv_mock", "jinja2")}
+OWN_BANS: dict[str, tuple[str, ...]] = {"idv_mock.ground.compat": ("idv_mock", "jinja2")}
 # what the plugin's fixtures may use (ARCHITECTURE.md, "The pytest plugin")
 PLUGIN_USES = (
     "idv_mock",
     "idv_mock.transport",
-    "idv_mock.receiver",
+    "idv_mock.delivery.receiver",
     "idv_mock.scenarios",
     "idv_mock.intercept",
-    "idv_mock.crypto",
-    "idv_mock.backend.liveform",
+    "idv_mock.ground.crypto",
+    "idv_mock.backend.liveform_links",
     "idv_mock.backend.events",
     "idv_mock.backend",  # InvalidInput, for a clear error from a bad marker
-    "idv_mock.schemas",  # the files the seeded start cache is keyed on
-    "idv_mock.gc_pause",  # no cycle collection while a first fixture builds
+    "idv_mock.ground.schemas",  # the files the seeded start cache is keyed on
+    "idv_mock.ground.gc_pause",  # no cycle collection while a first fixture builds
     "idv_mock.backend.prebuilt",  # available(): a shipped start, so no cache key to work out
     "idv_mock.resilience",
     "idv_mock.resilience.profiles",
@@ -93,7 +87,7 @@ PLUGIN_INIT_USES = (
     "pytest",
     "idv_mock.resilience.runner",
     "idv_mock.coverage.session",  # under --idv-coverage
-    "idv_mock.compat",  # standard library only: idv_mock off pytest's assert rewriting
+    "idv_mock.ground.compat",  # standard library only: idv_mock off pytest's assert rewriting
 )
 
 
@@ -320,7 +314,7 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import uvicorn\n"
         "from ..api import admin\nfrom .. import cli\nfrom . import store\n"
         "import importlib\nimportlib.import_module('idv_mock.web.pages')\n"
-        "__import__('idv_mock.openapi')\n"
+        "__import__('idv_mock.api.openapi')\n"
     )
     found = imports(bad, package="idv_mock.backend")
     assert found == [
@@ -332,7 +326,7 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
         "importlib",
         "idv_mock.api.app",
         "idv_mock.web.pages",
-        "idv_mock.openapi",
+        "idv_mock.api.openapi",
     ]
     assert layer_of("idv_mock.api.app") > layer_of("idv_mock.backend.service")
 
@@ -489,7 +483,7 @@ def test_a_module_in_no_layer_fails() -> None:
     with pytest.raises(AssertionError, match=r"idv_mock.newthing is in no layer"):
         layer_of("idv_mock.newthing")
     assert layer_of("idv_mock") == 5
-    assert layer_of("idv_mock.compat") == 0
+    assert layer_of("idv_mock.ground.compat") == 0
 
 
 @pytest.mark.parametrize("path", PLUGIN_SOURCES, ids=lambda p: module_name(p))

@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from idv_mock import Service, cli, crypto
-from idv_mock.clock import iso
+from idv_mock import Service, cli
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import iso
 
 BASE = "http://idv-mock"
 KEY = "mock-api-key"
@@ -275,7 +276,9 @@ def test_unknown_projection_and_both_projections_are_refused(client: httpx.Clien
 def test_expired_start_valid_until_comes_first(client: httpx.Client, idv_service: Service) -> None:
     idv_service.update_project("default", {"options": {"liveform_private_mode": True}})
     # judged on the project's clock (tick mode here: the mock's own time, not the real one)
-    now = datetime.fromisoformat(idv_service.clock_of("default")["now"].replace("Z", "+00:00"))
+    now = datetime.fromisoformat(
+        idv_service.clocks.describe("default")["now"].replace("Z", "+00:00")
+    )
     past = (now - timedelta(minutes=1)).isoformat()
     # no token in private mode, a plain projection: startValidUntil is still what is reported
     location, page = error_of(client, link({"projectionId": "x"}, {"startValidUntil": past}))
@@ -316,8 +319,8 @@ def test_token_expires_three_minutes_after_first_use(
     idv_service.update_project("default", {"options": {"token_expiry_webhook": True}})
     url = link({}, {"userid": "u-time", "token": "tok-time"})
     assert step_of(open_link(client, url)) == "consent"
-    first = idv_service.project_clock("default").now
-    idv_service.advance_clock("default", {"seconds": 181})
+    first = idv_service.clocks.handle("default").now
+    idv_service.clocks.advance("default", {"seconds": 181})
     _, page = error_of(client, url)
     assert shown(page.text, "error-code") == "TK-10001"
     payload = idv_webhook_receiver.wait_for("token_expired")
@@ -343,7 +346,7 @@ def test_a_used_token_sends_token_expired_by_count(
         "token_id": "tok-count",
         "expired_condition": "count",
         "service": "idCheck",
-        "expired_at": iso(idv_service.project_clock("default").now),
+        "expired_at": iso(idv_service.clocks.handle("default").now),
     }
 
 
@@ -556,7 +559,7 @@ def test_a_refused_link_does_not_start_the_token_clock(
 ) -> None:
     _, page = error_of(client, link({}, {"token": "tok-late", "projectionName": "nope"}))
     assert shown(page.text, "error-code") == "PV-40004"
-    idv_service.advance_clock("default", {"seconds": 240})
+    idv_service.clocks.advance("default", {"seconds": 240})
     assert step_of(open_link(client, link({}, {"token": "tok-late"}))) == "consent"
 
 

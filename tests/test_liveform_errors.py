@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from idv_mock import Service
-from idv_mock.errors import LIVEFORM
+from idv_mock.ground.errors import LIVEFORM
 from test_liveform import BASE, error_of, link, open_link, post, shown, step_of
 
 DOC = Path(__file__).parent.parent / "docs" / "hosted-form.md"

@@ -135,7 +135,7 @@ def test_a_timeout_at_the_document_step_made_no_attempt_and_no_selfie(
     sid = created["submission_id"]
     before = read(client, sid)
     seconds = idv_service.project("default").seconds("incomplete_timeout_seconds")
-    idv_service.advance_clock("default", {"seconds": seconds + 1})
+    idv_service.clocks.advance("default", {"seconds": seconds + 1})
     _, rejected = received(idv_webhook_receiver, idv_service, 2)
     assert rejected["webhook_trigger"] == "rejected" and rejected["submission_id"] == sid
     assert rejected["userid"] == "u-gone"
@@ -155,7 +155,7 @@ def test_a_timeout_after_the_selfie_keeps_that_one_attempt(
     assert step_of(page) == "tester"
     [created] = received(idv_webhook_receiver, idv_service, 1)
     seconds = idv_service.project("default").seconds("incomplete_timeout_seconds")
-    idv_service.advance_clock("default", {"seconds": seconds + 1})
+    idv_service.clocks.advance("default", {"seconds": seconds + 1})
     received(idv_webhook_receiver, idv_service, 2)
     item = read(client, created["submission_id"])
     assert [a["attemptCnt"] for a in item["kyc"]["attempts"]] == [1]
@@ -190,9 +190,9 @@ def test_start_valid_until_in_the_real_past_is_expired_under_the_default_clock(
 ) -> None:
     """The default ticking clock starts at 2026-01-01; the client computed the link from
     real time, and the vendor judges it against real time (PV-40018)."""
-    assert idv_service.clock_of("default")["mode"] == "tick"
+    assert idv_service.clocks.describe("default")["mode"] == "tick"
     project_now = datetime.fromisoformat(
-        idv_service.clock_of("default")["now"].replace("Z", "+00:00")
+        idv_service.clocks.describe("default")["now"].replace("Z", "+00:00")
     )
     real_now = datetime.now(timezone.utc)
     assert project_now < real_now - timedelta(minutes=10)  # the case the issue names
@@ -204,11 +204,13 @@ def test_start_valid_until_in_the_real_past_is_expired_under_the_default_clock(
 def test_a_moved_project_clock_judges_start_valid_until(
     client: httpx.Client, idv_service: Service
 ) -> None:
-    idv_service.advance_clock("default", {"seconds": 60})
-    now = datetime.fromisoformat(idv_service.clock_of("default")["now"].replace("Z", "+00:00"))
+    idv_service.clocks.advance("default", {"seconds": 60})
+    now = datetime.fromisoformat(
+        idv_service.clocks.describe("default")["now"].replace("Z", "+00:00")
+    )
     url = _start_link(now + timedelta(hours=1))  # long past in real time
     assert step_of(open_link(client, url)) == "consent"
-    idv_service.advance_clock("default", {"seconds": 3601})
+    idv_service.clocks.advance("default", {"seconds": 3601})
     _, page = error_of(client, url)
     assert shown(page.text, "error-code") == "PV-40018"
 
@@ -217,7 +219,9 @@ def test_a_frozen_project_clock_judges_start_valid_until(
     client: httpx.Client, idv_service: Service
 ) -> None:
     idv_service.update_project("default", {"options": {"clock_mode": "frozen"}})
-    now = datetime.fromisoformat(idv_service.clock_of("default")["now"].replace("Z", "+00:00"))
+    now = datetime.fromisoformat(
+        idv_service.clocks.describe("default")["now"].replace("Z", "+00:00")
+    )
     assert step_of(open_link(client, _start_link(now + timedelta(seconds=1)))) == "consent"
     _, page = error_of(client, _start_link(now - timedelta(seconds=1)))
     assert shown(page.text, "error-code") == "PV-40018"

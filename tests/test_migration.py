@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from conftest import ADMIN, API_KEY, assert_refused
-from idv_mock import Service, crypto
-from idv_mock.receiver import WebhookReceiver
+from idv_mock import Service
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto
 
 URL = "/v3/submission/migration"
 BODY = {

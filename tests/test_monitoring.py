@@ -10,9 +10,10 @@ from httpx import Response
 from starlette.testclient import TestClient
 
 from conftest import assert_refused, snapshot
-from idv_mock import Service, crypto
+from idv_mock import Service
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST
-from idv_mock.clock import parse_iso
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import parse_iso
 
 URL = "/v3/submission/aml/monitor"
 ADMIN = "admin@example.com"

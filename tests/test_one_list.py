@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 from hypothesis import find
 
-from idv_mock import operations, schemas, trigger
-from idv_mock.backend import coverage, events, images, projects
+from idv_mock.backend import coverage_counts, events, images, projects
+from idv_mock.ground import operations, schemas
 from idv_mock.strategies import webhook_payloads
 from idv_mock.strategies import webhooks as webhook_strategies
+from idv_mock.tools import trigger
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = operations.webhooks()
@@ -42,7 +43,7 @@ def _doc(name: str) -> str:
 
 
 def test_the_code_reads_its_triggers_from_the_table() -> None:
-    items = coverage.catalogue(())
+    items = coverage_counts.catalogue(())
     catalogue = [i.id.removeprefix("webhook ") for i in items if i.kind == "webhook"]
     assert trigger.TRIGGERS == TRIGGERS  # idv-mock trigger's EVENT
     assert tuple(events.EVENT_NAMES) == TRIGGERS == tuple(events.SCHEMAS)

@@ -17,10 +17,12 @@ from openapi_spec_validator import validate
 from starlette.testclient import TestClient
 
 from conftest import LiveServer, report_summary
-from idv_mock import Service, ServiceConfig, make_submission, openapi, operations, schemas
+from idv_mock import Service, ServiceConfig, make_submission
+from idv_mock.api import openapi
 from idv_mock.api.app import API_ROUTES
 from idv_mock.backend import events
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST
+from idv_mock.ground import operations, schemas
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 CONFIG = Path(__file__).parents[1] / "schemathesis.toml"

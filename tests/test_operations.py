@@ -1,4 +1,4 @@
-"""The operation table (``schemas/api.json`` read by ``idv_mock.operations``) is the one
+"""The operation table (``schemas/api.json`` read by ``idv_mock.ground.operations``) is the one
 list of the ``/v3`` operations: the routes, the OpenAPI document, the verify probes and
 the hints' paths are built from it, and no module of ``src/`` lists a path again."""
 
@@ -10,10 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from idv_mock import errors, openapi, operations, schemas, verify
 from idv_mock.api import app as app_module
-from idv_mock.api import hints
+from idv_mock.api import hints, openapi
 from idv_mock.backend import Service, ServiceConfig
+from idv_mock.ground import errors, operations, schemas
+from idv_mock.tools import verify
 from idv_mock.transport import ASGITransport
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "idv_mock"
@@ -219,4 +220,4 @@ def test_the_mapi_record_body_is_written_only_in_errors() -> None:
     holders = [
         p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py") if "MAPI-001" in p.read_text()
     ]
-    assert holders == ["errors.py"]
+    assert holders == ["ground/errors.py"]

@@ -17,11 +17,12 @@ import orjson
 import pytest
 
 from conftest import HEADERS
-from idv_mock import Service, ServiceConfig, persistence
+from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
 from idv_mock.backend import store as store_module
 from idv_mock.backend.packing import PACK_FROM, is_packed
 from idv_mock.backend.store import Selection
+from idv_mock.tools import persistence
 from idv_mock.transport import ASGITransport, InProcessClient
 
 SIZE = 2_500

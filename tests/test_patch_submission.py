@@ -11,7 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import ADMIN, assert_refused, some_submission
-from idv_mock import Service, crypto
+from idv_mock import Service
+from idv_mock.ground import crypto
 
 PATH = "/v3/submission"
 SUCCESS = {"message": "success to edit.", "statusCode": 200}

@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from conftest import ServeProcess, free_port
-from idv_mock import Service, ServiceConfig, persistence
+from idv_mock import Service, ServiceConfig
+from idv_mock.tools import persistence
 
 JSON_TYPE = {"content-type": "application/json"}
 
@@ -136,7 +137,7 @@ def nested(levels: int) -> object:
 
 
 def test_the_depth_limit_is_64_levels() -> None:
-    from idv_mock.jsondepth import MAX_DEPTH, too_deep
+    from idv_mock.ground.jsondepth import MAX_DEPTH, too_deep
 
     assert MAX_DEPTH == 64
     assert not too_deep(nested(64))

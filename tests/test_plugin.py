@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from idv_mock.compat import version_numbers
+from idv_mock.ground.compat import version_numbers
 
 # pytest-asyncio (installed for the strict-mode test) warns in every run without this; before
 # 0.24 (the newest for pytest 7.0 to 8.1, where these tests run too) it is an unknown option
@@ -64,7 +64,7 @@ async def test_both_clients_in_an_async_test(idv_service, idv_client, idv_async_
     sid = idv_service.create_submission("default")["submission_id"]
     params = {"submission_id": sid, "admin_name": "a@b.co"}
     assert (await idv_async_client.request("DELETE", "/submission", params=params)).is_success
-    idv_service.add_fault(
+    idv_service.calls.add_fault(
         "default", {"match": {"path": "/v3/submission"}, "delay_ms": 5, "times": 1}
     )
     item = idv_client.get("/submission", params={"submission_id": sid}).json()["Items"][0]
@@ -295,7 +295,7 @@ from datetime import timedelta
 import pytest
 
 def test_option_sets_every_projects_clock(idv_service, idv_project):
-    assert idv_service.project_clock("default").mode == "{mode}"
+    assert idv_service.clocks.handle("default").mode == "{mode}"
     assert idv_project.clock.mode == "{mode}"
 
 @pytest.mark.idv_mock(clock="tick")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from idv_mock import schemas
 from idv_mock.backend import prebuilt
+from idv_mock.ground import schemas
 
 PACKAGE = Path(prebuilt.__file__).resolve().parents[1]
 
@@ -26,8 +26,8 @@ DECIDES = [
     "idv_mock/backend/derive.py",
     "idv_mock/backend/packing.py",  # imported by store.py
     "idv_mock/fake/draws.py",  # imported by the factory
-    "idv_mock/compat.py",  # the factory's Faker listing and city order
-    "idv_mock/clock.py",
+    "idv_mock/ground/compat.py",  # the factory's Faker listing and city order
+    "idv_mock/ground/clock.py",
     "idv_mock/aml/watchlist.json",  # data beside aml/screening.py
     "schemas/project_options.json",  # the seeded project's options
     "schemas/defs.json",  # referenced by project.json
@@ -35,8 +35,8 @@ DECIDES = [
 KEEPS = [
     "idv_mock/cli.py",
     "idv_mock/api/app.py",
-    "idv_mock/backend/liveform_service.py",
-    "idv_mock/backend/screening_service.py",
+    "idv_mock/backend/parts/liveform.py",
+    "idv_mock/backend/parts/screening.py",
     "idv_mock/web/__init__.py",
     "schemas/api.json",
     "schemas/submission_fields.json",
@@ -69,7 +69,7 @@ def test_the_copy_gives_the_installed_key(tree: Path) -> None:
     assert _key(tree) == prebuilt.sources_digest() == prebuilt.digest_of(installed)
     names = {f.name for f in installed}
     assert {"seed.py", "factory.py", "store.py", "service.py", "defs.json"} <= names
-    assert not names & {"cli.py", "app.py", "liveform_service.py", "api.json"}
+    assert not names & {"cli.py", "app.py", "liveform.py", "api.json"}
 
 
 @pytest.mark.parametrize("name", DECIDES)
@@ -92,7 +92,7 @@ def test_a_new_import_of_a_seeding_module_is_followed(tree: Path) -> None:
         seed.read_text(encoding="utf-8") + "\nfrom idv_mock import addresses\n", encoding="utf-8"
     )
     before = _key(tree)
-    _edited(tree / "idv_mock/addresses.py")
+    _edited(tree / "idv_mock/ground/addresses.py")
     assert _key(tree) != before
 
 

@@ -19,7 +19,7 @@ import pytest
 from conftest import HEADERS, LiveServer
 from idv_mock import Service, ServiceConfig
 from idv_mock.backend import prebuilt
-from idv_mock.compat import version_numbers
+from idv_mock.ground.compat import version_numbers
 
 
 def _needs_the_faker_it_was_built_with() -> None:

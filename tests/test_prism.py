@@ -22,7 +22,8 @@ import httpx
 import pytest
 
 from conftest import LiveServer, free_port
-from idv_mock import Service, ServiceConfig, openapi, scenarios
+from idv_mock import Service, ServiceConfig, scenarios
+from idv_mock.api import openapi
 
 pytestmark = pytest.mark.live
 # The fault-rule scenario makes the mock answer outside the contract on purpose.

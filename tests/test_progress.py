@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from conftest import ServeProcess, free_port
-from idv_mock.progress import Progress
+from idv_mock.ground.progress import Progress
 
 
 def _on_a_terminal(*args: str) -> str:
@@ -98,8 +98,9 @@ def test_nothing_shows_in_a_pipe(tmp_path: Path) -> None:
 _LOAD = """
 import sys
 from pathlib import Path
-from idv_mock import Service, ServiceConfig, persistence
-from idv_mock.progress import Progress
+from idv_mock import Service, ServiceConfig
+from idv_mock.tools import persistence
+from idv_mock.ground.progress import Progress
 service = Service(ServiceConfig(seed_count=1), progress=Progress.on_terminal(sys.stderr))
 persistence.load(service, Path(sys.argv[1]), Progress.on_terminal(sys.stderr))
 print(len(service.project("default").store))

@@ -23,9 +23,10 @@ import pytest
 
 from conftest import ADMIN, LiveServer, form_token
 from idv_mock import Service, ServiceConfig
-from idv_mock.backend import images, time_service
-from idv_mock.clock import DEFAULT_START, iso, parse_iso
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.backend import images
+from idv_mock.backend.parts import clocks
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground.clock import DEFAULT_START, iso, parse_iso
 
 PID = "timed"
 KEY = "timed-key"
@@ -266,7 +267,7 @@ def test_a_failed_webhook_is_retried_when_the_frozen_clock_passes_its_back_off(
     back-off here is 30 s; the receiver fails the first POST. The waiting retry looks for
     a cancellation every millisecond here (0.25 s by default), so one that stopped waiting
     would go out at once, before the clock is advanced."""
-    monkeypatch.setattr(time_service, "RETRY_POLL", 0.001)
+    monkeypatch.setattr(clocks, "RETRY_POLL", 0.001)
     options = {"clock_mode": "frozen", "webhook_url": receiver.url}
     spec = {"project_id": PID, "api_key": KEY, "admins": [ADMIN], "options": options}
     assert admin.post("/__admin/projects", json=spec).status_code == 201

@@ -19,7 +19,8 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from conftest import API_KEY, assert_refused, snapshot
-from idv_mock import Service, create_app, crypto, schemas
+from idv_mock import Service, create_app
+from idv_mock.ground import crypto, schemas
 
 URL = "/v3/projection"
 HOSTED = "/__admin/projects/default/hosted-submissions"

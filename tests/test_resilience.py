@@ -43,8 +43,8 @@ def test_a_profile_is_applied_to_a_project() -> None:
     service = Service(ServiceConfig(seed_count=1))
     profiles.apply(service, "default", profiles.load("rate-limited"))
     profiles.apply(service, "default", profiles.load("duplicates"))
-    assert service.delivery_levers("default") == {"duplicate": 2}
-    (rule,) = service.faults("default")
+    assert service.delivery.levers("default") == {"duplicate": 2}
+    (rule,) = service.calls.faults("default")
     assert rule["respond"]["status"] == 429 and rule["times"] == 2
     service.close()
 

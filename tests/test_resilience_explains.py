@@ -25,9 +25,9 @@ def test_a_tests_own_rule_goes_before_the_profiles_whenever_it_is_added() -> Non
     service = Service(ServiceConfig(seed_count=2))
     profiles.apply(service, "default", profiles.load("slow-api"))
     own = {"match": {"method": "GET", "path": "/v3/submission"}, "respond": {"status": 503}}
-    added = service.add_fault("default", own)
-    later = service.add_fault("default", {**own, "respond": {"status": 502}})
-    ids = [r["id"] for r in service.faults("default")]
+    added = service.calls.add_fault("default", own)
+    later = service.calls.add_fault("default", {**own, "respond": {"status": 502}})
+    ids = [r["id"] for r in service.calls.faults("default")]
     assert ids[:2] == [added["id"], later["id"]] and len(ids) == 3  # the profile's rule last
     client = InProcessClient(
         transport=ASGITransport(create_app(service)),
@@ -36,9 +36,9 @@ def test_a_tests_own_rule_goes_before_the_profiles_whenever_it_is_added() -> Non
     )
     with client:
         assert client.get("/submission").status_code == 503
-        service.remove_faults("default", added["id"])
+        service.calls.remove_faults("default", added["id"])
         assert client.get("/submission").status_code == 502
-    hits = {r["id"]: r["hits"] for r in service.faults("default")}
+    hits = {r["id"]: r["hits"] for r in service.calls.faults("default")}
     assert hits == {later["id"]: 1, ids[2]: 0}
     service.close()
 

@@ -15,7 +15,9 @@ import orjson
 import pytest
 
 from conftest import ServeProcess
-from idv_mock import Service, ServiceConfig, persistence, schemas
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import schemas
+from idv_mock.tools import persistence
 
 KEY = {"x-api-key": "mock-api-key"}
 POLICY = {"name": "no_birth", "mode": "exclude", "fields": ["date_of_birth"]}

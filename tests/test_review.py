@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ADMIN, assert_refused
 from idv_mock import Service
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
 
 URL = "/v3/submission/review"
 

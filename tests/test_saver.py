@@ -19,7 +19,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from conftest import ServeProcess
-from idv_mock import Service, ServiceConfig, create_app, persistence
+from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.tools import persistence
 
 REFUSED = (
     "Writes are refused: the last save of the state file failed (No space left on device "

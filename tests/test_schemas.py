@@ -9,7 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from idv_mock import Service, ServiceConfig, make_submission, schemas
+from idv_mock import Service, ServiceConfig, make_submission
+from idv_mock.ground import schemas
 
 FORBIDDEN = {
     "prefixItems",

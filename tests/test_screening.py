@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from idv_mock import schemas
 from idv_mock.aml.screening import (
     WATCHLIST_PATH,
     Entry,
@@ -22,6 +21,7 @@ from idv_mock.aml.screening import (
     screen,
     subject_of,
 )
+from idv_mock.ground import schemas
 
 WATCHLIST = builtin_watchlist()
 COUNTRIES = schemas.enum("country")

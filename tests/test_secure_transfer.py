@@ -14,7 +14,8 @@ import pytest
 
 from conformance import check_response
 from conftest import ADMIN, LiveServer, assert_refused
-from idv_mock import Service, crypto
+from idv_mock import Service
+from idv_mock.ground import crypto
 
 PATH = "/v3/submission"
 KEY = "sec-key"

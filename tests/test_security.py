@@ -20,7 +20,7 @@ from pytest_idv_mock.fixtures import serve_in_thread
 from conftest import ServeProcess, free_port
 from idv_mock import Service, ServiceConfig, create_app
 from idv_mock.api import limits
-from idv_mock.webhooks import SETTLED, HostRule
+from idv_mock.delivery.webhooks import SETTLED, HostRule
 
 KEY = {"x-api-key": "mock-api-key"}
 JSON_TYPE = {"content-type": "application/json"}
@@ -457,7 +457,8 @@ def test_the_journal_keeps_large_bodies_cut_and_marked(live: Live) -> None:
 
 
 def test_the_journal_is_bounded_by_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from idv_mock.backend import calls, journal
+    from idv_mock.backend import journal
+    from idv_mock.backend.parts import calls
 
     monkeypatch.setattr(journal, "MAX_PROJECT_BYTES", 200_000)
     monkeypatch.setattr(calls, "MAX_TOTAL_BYTES", 300_000)

@@ -20,8 +20,8 @@ from markupsafe import escape
 
 from conftest import ServeProcess
 from idv_mock import Service, ServiceConfig, create_app
-from idv_mock.receiver import WebhookReceiver
-from idv_mock.webhooks import SETTLED
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.delivery.webhooks import SETTLED
 from test_security import Live  # the mock on a known port, as serve runs it
 
 HOSTILE = "<img src=x onerror=alert(1)>\"'</text><script>alert(2)</script>"
@@ -192,7 +192,7 @@ def monitored_project(service: Service, records: int) -> None:
     options = {"clock_mode": "frozen", "monitoring_cycle_seconds": 1}
     spec = {"project_id": "busy", "api_key": "busy-key", "admins": ["a@example.com"]}
     service.create_project({**spec, "options": options})
-    service.create_worklist("busy", {"id": "wl", "name": "all"})
+    service.screening.create_worklist("busy", {"id": "wl", "name": "all"})
     sids = []
     for i in range(records):
         data = {"full_name": f"Person Number{i}", "date_of_birth": "1980-01-01"}
@@ -224,7 +224,7 @@ def test_a_clock_advance_lists_at_most_1000_rules_and_counts_them_all(live: Live
     }
     # a new entry is screened at the next cycle, as before
     entry = {"entry_id": "E-1", "list": "pep", "name": "Person Number3", "nationality": "KOR"}
-    live.service.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
+    live.service.screening.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
     after = httpx.post(f"{url}/advance", json={"seconds": 2}).json()
     assert after["fired_count"] == 2 and after["fired"][0]["webhooks"] == []
 
@@ -238,8 +238,8 @@ def rescreened_project(service: Service, records: int) -> list[str]:
     spec = {"project_id": "busy", "api_key": "busy-key", "admins": ["a@example.com"]}
     service.create_project({**spec, "options": options})
     entry = {"entry_id": "E-1", "list": "pep", "name": "Person Number", "nationality": "KOR"}
-    service.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
-    service.create_worklist("busy", {"id": "wl", "name": "all"})
+    service.screening.add_watchlist_entry("busy", {**entry, "birth_date": "1980-01-01"})
+    service.screening.create_worklist("busy", {"id": "wl", "name": "all"})
     sids = []
     for i in range(records):
         name = f"Parsons Nimber{i}" if i % 2 else f"Someone Else{i}"
@@ -253,7 +253,7 @@ def rescreened_project(service: Service, records: int) -> list[str]:
 def outcome(service: Service, start: str) -> list[tuple[str, str, int, float]]:
     """Each record of ``busy`` as a user compares them: name, status, open matches, and
     when it was last updated (seconds after ``start``)."""
-    from idv_mock.clock import parse_iso
+    from idv_mock.ground.clock import parse_iso
 
     records = service.project("busy").monitoring.get("wl").records.values()
     since = parse_iso(start)
@@ -352,7 +352,7 @@ def test_a_submission_edited_between_two_rescreens_is_screened_as_edited(live: L
 def _plus(instant: str, seconds: int) -> str:
     from datetime import timedelta
 
-    from idv_mock.clock import iso, parse_iso
+    from idv_mock.ground.clock import iso, parse_iso
 
     return iso(parse_iso(instant) + timedelta(seconds=seconds))
 

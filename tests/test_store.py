@@ -12,9 +12,10 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from idv_mock import Service, ServiceConfig, schemas
-from idv_mock.clock import iso, stamp
+from idv_mock import Service, ServiceConfig
 from idv_mock.fake.factory import POOL_FROM
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import iso, stamp
 
 
 def _export(service: Service) -> bytes:
@@ -223,8 +224,8 @@ def test_the_state_as_json_is_the_document_dumped() -> None:
 def test_ids_are_not_drawn_again_after_a_restart_from_a_state_file(tmp_path: Path) -> None:
     """A restarted service's factory starts its sequence again: what it creates must not
     take the id of something the state file brought back."""
-    from idv_mock import persistence
     from idv_mock.backend.store import Selection
+    from idv_mock.tools import persistence
 
     config = ServiceConfig(seed_count=5, random_seed=2)
     first = Service(config)

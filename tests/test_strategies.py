@@ -3,7 +3,7 @@
 Valid draws must succeed (and change what they say they change); invalid draws must get
 exactly the drawn status and body, never an unplanned 5xx, and leave the state as it was.
 The drawn error texts are compared with the spec's literal texts written below, never
-with ``idv_mock.errors``, so a typo in the catalogue fails here.
+with ``idv_mock.ground.errors``, so a typo in the catalogue fails here.
 
 One service per test function, reset inside every example: Hypothesis runs many examples
 in one call of the test function, and pytest fixtures are not reset between them.
@@ -25,7 +25,8 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from conftest import assert_refused
-from idv_mock import Service, ServiceConfig, create_app, schemas
+from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.ground import schemas
 from idv_mock.strategies import (
     PATCH_CHECK_ORDER,
     Invalid,
@@ -227,8 +228,8 @@ def stored(service: Service, sid: str) -> dict[str, Any]:
 
 
 def with_worklists(service: Service) -> None:
-    service.create_worklist("default", {"id": WORKLIST, "name": "hypothesis"})
-    service.create_worklist("default", {"id": INACTIVE, "name": "off", "active": False})
+    service.screening.create_worklist("default", {"id": WORKLIST, "name": "hypothesis"})
+    service.screening.create_worklist("default", {"id": INACTIVE, "name": "off", "active": False})
 
 
 def check_refused(

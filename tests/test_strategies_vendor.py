@@ -3,7 +3,7 @@ migration (issue 30) against the in-process app.
 
 Valid draws succeed and change what they say; invalid draws get exactly the drawn status
 and body, and leave the state as it was. The drawn texts are compared with the literal
-texts of endpoints.md and api-v3.md 7.2 written below, never with ``idv_mock.errors``.
+texts of endpoints.md and api-v3.md 7.2 written below, never with ``idv_mock.ground.errors``.
 """
 
 from __future__ import annotations

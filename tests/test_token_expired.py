@@ -16,9 +16,10 @@ import httpx
 import pytest
 
 from conftest import ADMIN, LiveServer
-from idv_mock import Service, ServiceConfig, crypto
-from idv_mock.clock import iso, parse_iso
-from idv_mock.receiver import WebhookReceiver
+from idv_mock import Service, ServiceConfig
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import iso, parse_iso
 
 PID = "tokened"
 KEY = "tokened-key"

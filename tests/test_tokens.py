@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from conftest import API_KEY, assert_refused, snapshot
-from idv_mock import Service, crypto
-from idv_mock.backend.liveform import Refused
+from idv_mock import Service
+from idv_mock.backend.liveform_links import Refused
+from idv_mock.ground import crypto
 
 URL = "/v3/submission/tokens"
 TEXT = {"content-type": "text/plain"}  # as the vendor's samples send it
@@ -321,7 +322,7 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
     service.liveform.open("default", list(link.items()))
     data = http.get(URL, params={"tokenId": "life-token-1"}).json()["data"]
     assert (data["status"], data["expired"]) == ("used", False) and "firstUsedAt" in data
-    sub = service.hosted_submission("default", link["encrypted"], "approved")
+    sub = service.liveform.hosted_submission("default", link["encrypted"], "approved")
     data = http.get(URL, params={"tokenId": "life-token-1"}).json()["data"]
     assert (data["status"], data["expired"], data["submissionId"]) == (
         "expired",
@@ -330,7 +331,7 @@ def test_a_token_life_shows_in_get(http: httpx.Client, service: Service) -> None
     )
     other = {"encrypted": crypto.encrypt({"token": "life-token-2"}, API_KEY)}
     service.liveform.open("default", list(other.items()))
-    service.advance_clock("default", {"seconds": 240})  # past token_expiry_seconds (180)
+    service.clocks.advance("default", {"seconds": 240})  # past token_expiry_seconds (180)
     data = http.get(URL, params={"tokenId": "life-token-2"}).json()["data"]
     assert (data["status"], data["expired"]) == ("expired", True)
     delete(http, {"tokenId": ["life-token-2"]})

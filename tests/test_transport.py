@@ -129,7 +129,7 @@ def test_non_ascii_response_headers_are_those_of_httpx(service: Service, runner:
     twin = Service(service.config)
     respond = {"status": 503, "headers": {"x-note": "café"}, "body": {"message": "é"}}
     for one in (service, twin):
-        one.add_fault("default", {"match": {"path": "/v3/submission"}, "respond": respond})
+        one.calls.add_fault("default", {"match": {"path": "/v3/submission"}, "respond": respond})
     calls: list[Call] = [("GET", "/v3/submission", {})]
     got = runner(service, calls)
     assert got == through_httpx_asgi(twin, calls)
@@ -154,7 +154,7 @@ def sync_client(service: Service, **kwargs: Any) -> httpx.Client:
 
 def delay_rule(service: Service, ms: int = 30) -> None:
     rule = {"match": {"path": "/v3/submission"}, "delay_ms": ms, "times": 1}
-    service.add_fault("default", rule)
+    service.calls.add_fault("default", rule)
 
 
 def test_a_fault_rule_delay_runs_on_the_sync_transport(service: Service) -> None:
@@ -276,7 +276,7 @@ def test_a_dropped_connection_is_a_protocol_error(call: Callable[..., Any]) -> N
 
 def test_network_faults_look_as_they_do_over_http(service: Service) -> None:
     def once(kind: str) -> None:
-        service.add_fault(
+        service.calls.add_fault(
             "default", {"match": {"path": "/v3/submission"}, "fault": kind, "times": 1}
         )
 

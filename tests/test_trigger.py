@@ -19,8 +19,8 @@ import pytest
 
 from conftest import LiveServer
 from idv_mock import Service, ServiceConfig, cli
-from idv_mock.receiver import shape_problems
-from idv_mock.trigger import TRIGGERS
+from idv_mock.delivery.receiver import shape_problems
+from idv_mock.tools.trigger import TRIGGERS
 
 pytestmark = pytest.mark.live
 

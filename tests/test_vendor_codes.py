@@ -258,8 +258,8 @@ def doc_table(page: str, header: str) -> dict[str, str]:
 
 
 def test_the_docs_tables_match_the_code() -> None:
-    from idv_mock import schemas
     from idv_mock.fake import codes
+    from idv_mock.ground import schemas
 
     assert doc_table("webhooks.md", "`commentCode`") == codes.REJECT_COMMENTS == VENDOR_REJECT
     retry = doc_table("webhooks.md", "`retryCode`")

@@ -1,4 +1,4 @@
-"""``idv_mock.verify``: passes against the mock, names the field against a broken stand-in.
+"""``idv_mock.tools.verify``: passes against the mock, names the field against a broken stand-in.
 
 The stand-in is a small Starlette proxy in front of a live mock: it records every method it
 receives (the probe must only ever send GET) and can corrupt one thing in the answers, so
@@ -21,8 +21,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from conftest import API_KEY, LiveServer, free_port
-from idv_mock import Service, ServiceConfig, crypto
-from idv_mock.verify import UNKNOWN_TOKEN, listed_schemas, main
+from idv_mock import Service, ServiceConfig
+from idv_mock.ground import crypto
+from idv_mock.tools.verify import UNKNOWN_TOKEN, listed_schemas, main
 
 pytestmark = pytest.mark.live
 

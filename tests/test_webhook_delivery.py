@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ADMIN
 from idv_mock import Service, ServiceConfig
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
 
 LEVERS = "/__admin/projects/default/webhook-delivery"
 WEBHOOKS = "/__admin/projects/default/webhooks"
@@ -441,8 +441,8 @@ def test_scenario_given_sets_levers_before_its_submissions(
     path = tmp_path / "held.yaml"
     path.write_text(SCENARIO)
     scenarios.apply_given(service, scenarios.load(path))
-    assert service.delivery_levers("default") == {"hold": True}
-    held = service.deliveries_in("default", "held")
+    assert service.delivery.levers("default") == {"hold": True}
+    held = service.delivery.in_state("default", "held")
     assert [(d["event"], d["payload"]["submission_id"]) for d in held] == [
         ("submission.submit", "sub-ann"),
         ("submission.approved", "sub-bob"),

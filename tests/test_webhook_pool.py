@@ -7,8 +7,8 @@ import threading
 import time
 
 from idv_mock import Service, ServiceConfig
-from idv_mock.receiver import Received, WebhookReceiver
-from idv_mock.webhooks import MAX_WORKERS, WebhookDispatcher
+from idv_mock.delivery.receiver import Received, WebhookReceiver
+from idv_mock.delivery.webhooks import MAX_WORKERS, WebhookDispatcher
 
 
 def test_three_hundred_projects_share_a_few_delivery_threads() -> None:

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from idv_mock import make_submission, operations, schemas
+from idv_mock import make_submission
 from idv_mock.backend import events
 from idv_mock.backend.events import Event
 from idv_mock.backend.projections import FIELDS
+from idv_mock.ground import operations, schemas
 from idv_mock.strategies import webhook_payloads
 
 TRIGGERS = operations.triggers()  # the webhook table (tests/test_one_list.py)

@@ -25,9 +25,10 @@ from starlette.testclient import TestClient
 
 from conformance import check_response
 from conftest import ADMIN, API_KEY, HEADERS, free_port, some_submission
-from idv_mock import Service, ServiceConfig, create_app, crypto, schemas
-from idv_mock.clock import iso
-from idv_mock.receiver import Received, WebhookReceiver, shape_problems
+from idv_mock import Service, ServiceConfig, create_app
+from idv_mock.delivery.receiver import Received, WebhookReceiver, shape_problems
+from idv_mock.ground import crypto, schemas
+from idv_mock.ground.clock import iso
 
 WEBHOOK_INDEX: dict[str, dict[str, str]] = schemas.load("api.json")["webhooks"]
 WEBHOOK_SCHEMAS = {entry["event"]: entry["schema"] for entry in WEBHOOK_INDEX.values()}
@@ -790,7 +791,7 @@ def test_two_500s_then_200_make_three_attempts(
     # a ticking clock) moves it not, so every attempt shows the instant of the event
     created = datetime.strptime(record["created_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
     assert attempt_times(record) == [created] * 3
-    assert record["created_at"] == iso(service.project_clock("default").now)
+    assert record["created_at"] == iso(service.clocks.handle("default").now)
 
 
 def test_three_500s_fail_the_delivery(

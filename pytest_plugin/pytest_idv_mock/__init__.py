@@ -6,7 +6,7 @@ every run of a downstream project, idv fixtures used or not: it imports nothing 
 the standard library (``python -c "import pytest_idv_mock"`` costs about what bare Python
 does). The fixtures live in ``pytest_idv_mock.fixtures``, registered in
 ``pytest_configure``; they import the server, Faker and the rest only when a test uses one.
-``pytest_addoption`` loads ``idv_mock.compat`` (standard library only) to keep pytest from
+``pytest_addoption`` loads ``idv_mock.ground.compat`` (standard library only) to keep pytest from
 rewriting the asserts of every ``idv_mock`` module, as it would for a wheel shipping a plugin.
 
 Options (command line > environment > ini > default): ``--idv-mock-seed-count``
@@ -72,8 +72,8 @@ PYTEST_FLOOR = (7, 0)
 
 def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
     # before any test or conftest imports idv_mock: pytest would rewrite the asserts of
-    # all its modules, as it does for every package shipping a plugin (idv_mock.compat)
-    compat = importlib.import_module("idv_mock.compat")
+    # all its modules, as it does for every package shipping a plugin (idv_mock.ground.compat)
+    compat = importlib.import_module("idv_mock.ground.compat")
     compat.skip_assert_rewriting(getattr(pluginmanager, "rewrite_hook", None))
     group = parser.getgroup("idv-mock")
     for name, (default, help_text) in OPTIONS.items():
@@ -153,7 +153,7 @@ def _has_tests(folder: str) -> bool:
 def check_pytest_version(version: str) -> None:
     """A pytest below ``PYTEST_FLOOR`` is a usage error that says what to do, before any
     test runs (below it, every fixture failed in its setup with an AttributeError)."""
-    if importlib.import_module("idv_mock.compat").version_numbers(version) >= PYTEST_FLOOR:
+    if importlib.import_module("idv_mock.ground.compat").version_numbers(version) >= PYTEST_FLOOR:
         return
     import pytest
 

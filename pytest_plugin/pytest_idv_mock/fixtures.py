@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from idv_mock.gc_pause import no_gc  # standard library only: paused before the mock loads
+from idv_mock.ground.gc_pause import no_gc  # standard library only: paused before the mock loads
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from idv_mock import Service, ServiceConfig
-    from idv_mock.backend.time_service import ProjectClock
+    from idv_mock.backend.parts.clocks import ProjectClock
 
 IN_PROCESS_BASE_URL = "http://idv-mock/v3"
 # marker arguments that need a service of their own (the others change the shared one)
@@ -56,7 +56,7 @@ def _option(config: pytest.Config, name: str) -> str:
 LOOP = "asyncio"  # the event loop of the fixtures' servers (see serve_in_thread)
 # A first fixture's imports and start state make a few hundred thousand objects that live
 # for the session: the cycle collector walking the heap while they are made was a fifth of
-# the first use, so the fixtures build under ``idv_mock.gc_pause.no_gc``.
+# the first use, so the fixtures build under ``idv_mock.ground.gc_pause.no_gc``.
 
 
 # --- running a server ---
@@ -235,8 +235,9 @@ def _restored(config: ServiceConfig, path: Path) -> Service | str:
     valid document is a bug in the mock, and raises."""
     import orjson
 
-    from idv_mock import Service, schemas
+    from idv_mock import Service
     from idv_mock.backend import InvalidInput
+    from idv_mock.ground import schemas
 
     try:
         start = orjson.loads(path.read_bytes())
@@ -255,7 +256,8 @@ def _restored(config: ServiceConfig, path: Path) -> Service | str:
         return problems[0]
 
 
-SEEDING_PACKAGES = ("backend", "fake", "aml")  # what a start state is made by (with schemas)
+# what a start state is made by (with schemas)
+SEEDING_PACKAGES = ("ground", "delivery", "backend", "backend/parts", "fake", "aml")
 
 
 def _start_key(config: ServiceConfig) -> str:
@@ -265,12 +267,12 @@ def _start_key(config: ServiceConfig) -> str:
     import importlib.util
     from pathlib import Path
 
-    from idv_mock import schemas
+    from idv_mock.ground import schemas
 
     faker = importlib.util.find_spec("faker")  # found, not imported
     files = [Path(faker.origin)] if faker is not None and faker.origin else []
     files += sorted(Path(schemas.schema_dir()).glob("*.json"))
-    package = Path(schemas.__file__).resolve().parent
+    package = Path(schemas.__file__).resolve().parents[1]  # idv_mock (schemas is in ground/)
     files += sorted(package.glob("*.py"))  # the packages seeding runs in, not pages or API
     for folder in SEEDING_PACKAGES:
         files += sorted(f for f in (package / folder).iterdir() if f.suffix in (".py", ".json"))
@@ -374,7 +376,7 @@ def _set_levers(service: Service, project_id: str, levers: dict[str, Any]) -> No
     from idv_mock.backend import InvalidInput
 
     try:
-        service.set_delivery_levers(project_id, levers)
+        service.delivery.set_levers(project_id, levers)
     except InvalidInput as exc:
         raise pytest.UsageError(f"idv_webhook_delivery marker: {exc} {exc.problems}") from None
 
@@ -424,7 +426,7 @@ class IdvServer:
     @property
     def clock(self) -> ProjectClock:
         """The project's clock: ``.now``, ``.due``, ``.advance(hours=3)`` (docs/time.md)."""
-        return self.service.project_clock(self.project_id)
+        return self.service.clocks.handle(self.project_id)
 
     def requests(self, method: str | None = None, path: str | None = None) -> list[dict[str, Any]]:
         """Recorded API calls of the project (path is a glob, e.g. ``/v3/submission*``)."""
@@ -452,8 +454,8 @@ class IdvServer:
         cipher and key (``secret_key``: the issued secret, for ``liveform_key: secret``)."""
         from urllib.parse import urlencode
 
-        from idv_mock import crypto
-        from idv_mock.backend.liveform import link_query
+        from idv_mock.backend.liveform_links import link_query
+        from idv_mock.ground import crypto
 
         options = self.service.project(self.project_id).describe()["options"]
         key, derivation = self.api_key, str(options["key_derivation"])
@@ -586,9 +588,9 @@ def idv_async_client(idv_service: Service) -> httpx.AsyncClient:
 @functools.cache
 def receiver_class() -> type[Any]:
     """``IdvWebhookReceiver``, built on first use (the receiver imports the crypto stack)."""
-    from idv_mock import crypto
     from idv_mock.backend.events import EVENT_NAMES
-    from idv_mock.receiver import Received, WebhookReceiver
+    from idv_mock.delivery.receiver import Received, WebhookReceiver
+    from idv_mock.ground import crypto
 
     # a webhook's trigger (``webhook_trigger``: ``updated``) by its event name, as in the
     # ``X-Idv-Event`` header (``submission.updated``); a trigger stands for itself
@@ -656,22 +658,22 @@ class WebhookDelivery:
 
     def set(self, **levers: Any) -> dict[str, Any]:
         """Replace the levers (``set()``: prompt delivery), e.g. ``set(duplicate=2)``."""
-        return self.service.set_delivery_levers(self.project_id, levers)
+        return self.service.delivery.set_levers(self.project_id, levers)
 
     def get(self) -> dict[str, Any]:
-        return self.service.delivery_levers(self.project_id)
+        return self.service.delivery.levers(self.project_id)
 
     def deliveries(self, state: str | None = None) -> list[dict[str, Any]]:
         """Delivery records (``state``: only those held, dropped, failed, delivered, ...)."""
-        return self.service.deliveries_in(self.project_id, state)
+        return self.service.delivery.in_state(self.project_id, state)
 
     def release(self, order: str | list[str] = "queued", seed: int = 0) -> list[str]:
         """Send held deliveries: ``queued``, ``reversed``, ``shuffle`` or a list of ids."""
-        return self.service.release_webhooks(self.project_id, {"order": order, "seed": seed})
+        return self.service.delivery.release(self.project_id, {"order": order, "seed": seed})
 
     def resend(self, delivery_id: str) -> dict[str, Any]:
         """Send a recorded delivery again now (a new record with ``resend_of``)."""
-        return self.service.resend(self.project_id, delivery_id)
+        return self.service.delivery.resend(self.project_id, delivery_id)
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until nothing is queued, in flight or delayed (held ones do not count)."""

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from idv_mock.intercept import mock
 
 __all__ = ["Service", "ServiceConfig", "SubmissionFactory", "create_app", "make_submission", "mock"]
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 # public name -> the module that defines it
 _HOMES = {

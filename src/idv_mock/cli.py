@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from idv_mock import crypto
-from idv_mock.clock import MODES as CLOCK_MODES
-from idv_mock.progress import Progress
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import MODES as CLOCK_MODES
+from idv_mock.ground.progress import Progress
 
 if TYPE_CHECKING:
-    from idv_mock.persistence import StateFile
+    from idv_mock.tools.persistence import StateFile
 
 DESCRIPTION = (
     "A contract-faithful, stateful mock of an identity verification API v3. "
@@ -262,9 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_trigger(sub: Any) -> None:
-    """``trigger EVENT`` and ``form walk LINK`` (``idv_mock.trigger``, ``idv_mock.formwalk``)."""
-    from idv_mock.formwalk import OUTCOMES
-    from idv_mock.trigger import TRIGGERS
+    """``trigger EVENT`` and ``form walk LINK`` (``idv_mock.tools.trigger``,
+    ``idv_mock.tools.formwalk``)."""
+    from idv_mock.tools.formwalk import OUTCOMES
+    from idv_mock.tools.trigger import TRIGGERS
 
     trigger = sub.add_parser("trigger", help="cause one vendor webhook through a real flow")
     trigger.add_argument("event", metavar="EVENT", choices=TRIGGERS, help=", ".join(TRIGGERS))
@@ -302,19 +303,19 @@ def _add_trigger(sub: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["verify"]:
-        from idv_mock import verify
+        from idv_mock.tools import verify
 
         return verify.main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "openapi":
-        from idv_mock.openapi import document
+        from idv_mock.api.openapi import document
 
         print(orjson.dumps(document(args.openapi_version), option=orjson.OPT_INDENT_2).decode())
         return 0
     if args.command == "serve":
         return serve(args)
     if args.command == "receive":
-        from idv_mock.receiver import run
+        from idv_mock.delivery.receiver import run
 
         return run(args.host, args.port, args.api_key)
     if args.command == "scenario":
@@ -324,14 +325,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "resilience":
         return run_resilience(args)
     if args.command == "trigger":
-        from idv_mock import trigger
+        from idv_mock.tools import trigger
 
         return trigger.main(
             args.event, args.url, args.project, api_key=args.api_key,
             admin_token=args.admin_token, forward_to=args.forward_to, reason=args.reason,
         )  # fmt: skip
     if args.command == "form":
-        from idv_mock import formwalk
+        from idv_mock.tools import formwalk
 
         return formwalk.main(args.link, args.outcome, args.reason)
     if args.command == "coverage":
@@ -494,7 +495,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
     service = Service(config, progress=progress)
-    service.watch_clocks()  # what falls due on a ticking or wall clock happens on time
+    service.clocks.watch()  # what falls due on a ticking or wall clock happens on time
     if args.scenario:
         from idv_mock import scenarios
 
@@ -562,7 +563,7 @@ def _serve_with_state(
 ) -> int:
     """Load the state file (refusing a foreign one), save it periodically and on shutdown;
     ``banner`` is printed once the file has loaded (a refused file prints only its error)."""
-    from idv_mock import persistence
+    from idv_mock.tools import persistence
 
     path = Path(args.state_file)
     if not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
@@ -622,7 +623,7 @@ def _log_to_stderr(logger_name: str, prefix: str) -> None:
 
 def _final_save(state: StateFile) -> int:
     """The shutdown save: 0, or 1 with one line saying what is lost (never a traceback)."""
-    from idv_mock import persistence
+    from idv_mock.tools import persistence
 
     try:
         state.save_if_changed(shown=True)

@@ -31,7 +31,7 @@ how the mock drops a connection (the ``connection_reset`` fault): the caller get
 ``httpx.Client``/``httpx.AsyncClient`` minus two per-call costs of httpx's own that do not
 change what is sent or received; together with the transport they make an in-process
 call cost a fraction of what it did with TestClient. Both use private names of httpx
-(``Client._merge_url``, ``Client._cookies``), through :mod:`idv_mock.compat`: with an httpx
+(``Client._merge_url``, ``Client._cookies``), through :mod:`idv_mock.ground.compat`: with an httpx
 that lacks them, a warning and httpx's own way.
 """
 
@@ -46,7 +46,7 @@ from urllib.parse import unquote
 
 import httpx
 
-from idv_mock import compat
+from idv_mock.ground import compat
 
 __all__ = ["ASGITransport", "AsyncASGITransport", "AsyncInProcessClient", "InProcessClient"]
 

@@ -187,11 +187,11 @@ def test_the_clock_form_advances_the_project_clock_from_a_browser(
 ) -> None:
     """A form posted by a real browser carries the page's anti-forgery token (a test client
     that adds the token itself cannot show that)."""
-    before = idv_server.service.project_clock("default").now
+    before = idv_server.service.clocks.handle("default").now
     dash.goto(ui(idv_server, "/clock?project=default"))
     dash.get_by_label("Advance by").fill("2")
     dash.get_by_label("Unit").select_option("hours")
     dash.get_by_role("button", name="Advance the clock").click()
     dash.wait_for_load_state()
-    after = idv_server.service.project_clock("default").now
+    after = idv_server.service.clocks.handle("default").now
     assert (after - before).total_seconds() >= 7200

@@ -7,7 +7,7 @@ from idv_mock import scenarios
 
 @pytest.mark.idv_scenario("monitoring-batch")
 def test_the_scenario_state_is_loaded(idv_service):
-    assert {w["id"] for w in idv_service.worklists("acme")} == {"wl-main", "wl-old"}
+    assert {w["id"] for w in idv_service.screening.worklists("acme")} == {"wl-main", "wl-old"}
     lena = idv_service.stored_submission("acme", "sub-lena")
     assert lena["data"]["full_name"] == "Lena Berg"
 

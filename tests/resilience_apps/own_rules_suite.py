@@ -16,7 +16,7 @@ def test_own_503_rule_answers(idv_server: Any) -> None:
     with idv_server.fault(rule) as added:
         r = httpx.get(f"{idv_server.base_url}/submission", headers={"x-api-key": "mock-api-key"})
         assert r.status_code == 503
-    rules = idv_server.service.faults(idv_server.project_id)
+    rules = idv_server.service.calls.faults(idv_server.project_id)
     assert all(r["id"] != added["id"] for r in rules)  # removed again; the profile's remain
     assert all(r["hits"] == 0 for r in rules)  # the profile's rules never answered
 

@@ -13,12 +13,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
-from idv_mock.backend.liveform import Refused
-from idv_mock.errors import ApiError
-from idv_mock.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
-from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.backend.liveform_links import Refused
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import ApiError
+from idv_mock.ground.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
+from idv_mock.ground.jsondepth import MESSAGE as DEPTH_MESSAGE
 from idv_mock.serving.control import control_body, mask_key
 from idv_mock.serving.fault_rules import unknown_errors
 from idv_mock.serving.http import JSON, json_response, parse_json, says_body, service_of
@@ -209,16 +209,18 @@ async def add_fault(request: Request) -> Response:
     problems = unknown_errors(spec, request.app.state.api_families)
     if problems:
         raise _bad("invalid fault rule", problems)
-    return json_response(service_of(request).add_fault(_pid(request), spec), 201)
+    return json_response(service_of(request).calls.add_fault(_pid(request), spec), 201)
 
 
 async def list_faults(request: Request) -> Response:
-    return json_response({"faults": service_of(request).faults(_pid(request))})
+    return json_response({"faults": service_of(request).calls.faults(_pid(request))})
 
 
 async def remove_faults(request: Request) -> Response:
     fault_id = request.path_params.get("fault_id")
-    return json_response({"removed": service_of(request).remove_faults(_pid(request), fault_id)})
+    return json_response(
+        {"removed": service_of(request).calls.remove_faults(_pid(request), fault_id)}
+    )
 
 
 def _call(
@@ -293,11 +295,11 @@ def _coverage_project(request: Request) -> str | None:
 
 
 def _coverage(request: Request, body: dict[str, Any]) -> Any:
-    return service_of(request).coverage_report(_coverage_project(request))
+    return service_of(request).coverage.report(_coverage_project(request))
 
 
 def _clear_coverage(request: Request, body: dict[str, Any]) -> Any:
-    return {"cleared": service_of(request).clear_coverage(_coverage_project(request))}
+    return {"cleared": service_of(request).coverage.clear(_coverage_project(request))}
 
 
 ROUTES: dict[str, dict[str, Handler]] = {

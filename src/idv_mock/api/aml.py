@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.exceptions import InvalidCountry, NoThreshold
-from idv_mock.errors import AML_REPORT, AML_SCREENING, Family
+from idv_mock.ground.errors import AML_REPORT, AML_SCREENING, Family
 from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 
 PDF_HEADERS = {"Content-Disposition": 'attachment; filename="report.pdf"'}

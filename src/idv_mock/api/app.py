@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from idv_mock import operations, web
+from idv_mock import web
 from idv_mock.api import admin, exposure, hints
 from idv_mock.api.cors import Cors
 from idv_mock.api.exposure import Exposure
@@ -23,7 +23,8 @@ from idv_mock.api.faults import quiet_connection_resets
 from idv_mock.api.limits import limit_passed, too_large
 from idv_mock.api.preconditions import run_steps
 from idv_mock.backend import BackendError, Service
-from idv_mock.errors import GENERIC, ApiError, Family
+from idv_mock.ground import operations
+from idv_mock.ground.errors import GENERIC, ApiError, Family
 from idv_mock.serving import journaling
 from idv_mock.serving.control import shaped_for
 from idv_mock.serving.guard import WriteGuard
@@ -117,7 +118,7 @@ def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
 
 async def openapi_json(request: Request) -> Response:
     """The OpenAPI document; ``?version=3.0`` renders it for tools without 3.1 support."""
-    from idv_mock.openapi import document
+    from idv_mock.api.openapi import document
 
     version = request.query_params.get("version", "3.1")
     if version not in ("3.0", "3.1"):
@@ -198,7 +199,7 @@ def create_app(
     )
     app.router.redirect_slashes = False  # the service does not redirect; neither does the mock
     app.state.service = service = service or Service()
-    service.journal_reader = journaling.readable
+    service.calls.reader = journaling.readable
     app.state.api_families = API_FAMILIES
     app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
     app.state.exposure = Exposure(

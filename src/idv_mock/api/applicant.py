@@ -8,7 +8,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.errors import GET_SUBMISSION as ERR
+from idv_mock.ground.errors import GET_SUBMISSION as ERR
 from idv_mock.serving.http import json_response, project_of, service_of
 
 

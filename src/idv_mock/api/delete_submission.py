@@ -9,8 +9,8 @@ from starlette.responses import Response
 
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.edits import DATA_FIELDS, PARTS
-from idv_mock.errors import DELETE_SUBMISSION as DEL
-from idv_mock.errors import PARTIAL_DELETE as PART
+from idv_mock.ground.errors import DELETE_SUBMISSION as DEL
+from idv_mock.ground.errors import PARTIAL_DELETE as PART
 from idv_mock.serving.http import (
     api_key,
     json_response,

@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import Scope
 
-from idv_mock import addresses
+from idv_mock.ground import addresses
 from idv_mock.serving.control import CONTROL_PREFIX, TOKEN_COOKIE
 
 TOKEN_HEADER = b"x-idv-mock-admin-token"

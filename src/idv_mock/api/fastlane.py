@@ -26,11 +26,11 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
-from idv_mock import compat, operations
 from idv_mock.api.get_submission import takes_plain_page
 from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
 from idv_mock.api.preconditions import STEPS
 from idv_mock.backend import Service
+from idv_mock.ground import compat, operations
 from idv_mock.serving.http import JSON, PROJECT_SCOPE_KEY, client_gone, grouped, query_pairs
 from idv_mock.serving.journaling import record_call
 from idv_mock.serving.submission_page import Query, page_json, plain_query

@@ -7,8 +7,8 @@ from typing import Any
 
 from starlette.responses import Response
 
-from idv_mock.backend.calls import FiredRule
-from idv_mock.errors import MISSING_RECORD, ApiError, Family
+from idv_mock.backend.parts.calls import FiredRule
+from idv_mock.ground.errors import MISSING_RECORD, ApiError, Family
 from idv_mock.serving.http import json_response
 
 FAULT_HEADER = "x-idv-mock-fault"

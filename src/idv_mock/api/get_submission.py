@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.backend import Project
-from idv_mock.errors import GET_SUBMISSION as ERR
+from idv_mock.ground.errors import GET_SUBMISSION as ERR
 from idv_mock.serving import secure
 from idv_mock.serving.http import JSON, json_response, project_of, query_lists, service_of
 from idv_mock.serving.submission_page import PARAMS, page_json, parse, plain_page, single_values

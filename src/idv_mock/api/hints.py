@@ -28,10 +28,10 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import operations as table
-from idv_mock import schemas
 from idv_mock.api.get_submission import ENCRYPTABLE
 from idv_mock.backend import Project
+from idv_mock.ground import operations as table
+from idv_mock.ground import schemas
 from idv_mock.serving import secure
 from idv_mock.serving.http import body_of, parse_json, path_of, project_of, service_of
 

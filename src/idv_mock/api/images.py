@@ -17,10 +17,10 @@ from urllib.parse import parse_qsl
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.images import ID_SLOTS, SLOTS, decode, media_type
-from idv_mock.errors import GET_IMAGE, PUT_IMAGE
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import GET_IMAGE, PUT_IMAGE
 from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 SUCCESS = {"message": "complete to update image."}

@@ -20,7 +20,7 @@ from typing import Any
 from starlette.types import Message, Receive, Scope, Send
 
 from idv_mock.api.exposure import Exposure, is_page
-from idv_mock.errors import GENERIC
+from idv_mock.ground.errors import GENERIC
 from idv_mock.serving.control import CONTROL_PREFIX, shaped_for
 from idv_mock.serving.http import says_body, send_json
 

@@ -16,10 +16,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.backend import AdminNotRegistered, InvalidInput, Project
-from idv_mock.errors import MIGRATION as ERR
-from idv_mock.errors import ApiError
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import MIGRATION as ERR
+from idv_mock.ground.errors import ApiError
 from idv_mock.serving import secure
 from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 

@@ -16,8 +16,8 @@ from starlette.responses import Response
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.exceptions import Inactive
 from idv_mock.backend.monitoring import UnknownWorklist
-from idv_mock.errors import MISSING_RECORD, ApiError
-from idv_mock.errors import MONITORING as ERR
+from idv_mock.ground.errors import MISSING_RECORD, ApiError
+from idv_mock.ground.errors import MONITORING as ERR
 from idv_mock.serving import secure
 from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 

@@ -14,7 +14,7 @@ from starlette.responses import Response
 
 from idv_mock.backend import AdminNotRegistered, InvalidProperty, NotFound, Project
 from idv_mock.backend.edits import PATCH_NAMES
-from idv_mock.errors import PATCH_SUBMISSION as ERR
+from idv_mock.ground.errors import PATCH_SUBMISSION as ERR
 from idv_mock.serving import secure
 from idv_mock.serving.http import api_key, json_response, parse_json, service_of
 

@@ -19,8 +19,8 @@ from idv_mock.api.faults import rule_response
 from idv_mock.api.limits import MAX_BODY, too_large
 from idv_mock.backend import Project
 from idv_mock.backend.faults import Call, FaultRule
-from idv_mock.backend.time_service import is_due
-from idv_mock.errors import GENERIC, RATE_LIMIT, Family
+from idv_mock.backend.parts.clocks import is_due
+from idv_mock.ground.errors import GENERIC, RATE_LIMIT, Family
 from idv_mock.serving.http import parse_json, path_of, project_of, says_body, service_of
 
 Run = Callable[[Request, Family], Awaitable[Response | None]]

@@ -13,11 +13,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.backend import NotFound, Project
 from idv_mock.backend.projections import FIELDS, LimitReached, NameTaken
-from idv_mock.errors import PROJECTION as ERR
-from idv_mock.errors import ApiError
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import PROJECTION as ERR
+from idv_mock.ground.errors import ApiError
 from idv_mock.serving import secure
 from idv_mock.serving.http import json_response, parse_json, project_of, service_of
 

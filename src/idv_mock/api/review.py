@@ -16,11 +16,11 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.edits import PATCH_NAMES, first_invalid
-from idv_mock.backend.record_service import NotReviewable
-from idv_mock.errors import REVIEW as ERR
+from idv_mock.backend.parts.records import NotReviewable
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import REVIEW as ERR
 from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 
 SUCCESS = "Success to review submission."

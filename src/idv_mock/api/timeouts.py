@@ -19,7 +19,7 @@ from the connection's start; a later request from the first tick that saw it on 
 so it is cut off between its deadline and one tick later (two, for a first request whose
 headers came before the first tick but whose body did not), never before.
 
-uvicorn's class is a private one: :mod:`idv_mock.compat` checks it (and uvicorn's version)
+uvicorn's class is a private one: :mod:`idv_mock.ground.compat` checks it (and uvicorn's version)
 at import; without it, a warning and ``--request-timeout`` is off, never a crash of
 ``serve``.
 """
@@ -30,7 +30,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from idv_mock import compat
+from idv_mock.ground import compat
 
 if TYPE_CHECKING:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol

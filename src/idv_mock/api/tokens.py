@@ -18,10 +18,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.backend import NotFound, Project
-from idv_mock.backend.token_service import PoolFull
-from idv_mock.backend.tokens import TokenIdError, check_token_id
-from idv_mock.errors import TOKENS as ERR
-from idv_mock.errors import ApiError
+from idv_mock.backend.parts.tokens import PoolFull
+from idv_mock.backend.token_pool import TokenIdError, check_token_id
+from idv_mock.ground.errors import TOKENS as ERR
+from idv_mock.ground.errors import ApiError
 from idv_mock.serving import secure
 from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of
 

@@ -14,17 +14,17 @@ import threading
 from collections.abc import Container
 from typing import Any
 
-from idv_mock import crypto
 from idv_mock.backend import events, views
-from idv_mock.backend.coverage import Coverage
+from idv_mock.backend.coverage_counts import CoverageCounts
 from idv_mock.backend.exceptions import NotFound
 from idv_mock.backend.liveform_flow import FormState
 from idv_mock.backend.projects import Project
 from idv_mock.backend.routes import Route
-from idv_mock.clock import Clock
-from idv_mock.delivery import PROMPT
+from idv_mock.delivery.levers import PROMPT
+from idv_mock.delivery.webhooks import WebhookDispatcher
 from idv_mock.fake.factory import SubmissionFactory
-from idv_mock.webhooks import WebhookDispatcher
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import Clock
 
 Submission = dict[str, Any]
 
@@ -40,7 +40,7 @@ class Core:
         self.forms = FormState()  # the hosted form's sessions, token uses and secrets
         self.webhooks = webhooks
         self.routes: dict[str, list[Route]] = {}  # project id -> one-shot routes (routes.py)
-        self.coverage = Coverage()  # what each project showed; kept across resets
+        self.coverage_counts = CoverageCounts()  # what each project showed; kept across resets
 
     def project(self, project_id: str) -> Project:
         found = self.projects.get(project_id)

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.backend import duplicates as dup
 from idv_mock.fake.factory import FAMILY_NAME_FIRST
 from idv_mock.fake.romanize import romanize
+from idv_mock.ground import schemas
 
 Submission = dict[str, Any]
 

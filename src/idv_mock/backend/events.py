@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import operations, schemas
+from idv_mock.ground import operations, schemas
 
 Submission = dict[str, Any]
 _INDEX = operations.webhooks()  # the webhook table

@@ -16,8 +16,8 @@ import struct
 import zlib
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.fake.checks import IMAGE_HOST
+from idv_mock.ground import schemas
 
 # the slots, and the ID document's among them (one given needs idType): defs.json's lists
 SLOTS = schemas.enum("image_slot")

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.backend.events import FAIL_CODES
 from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
-from idv_mock.backend.liveform import Link, TokenUse
+from idv_mock.backend.liveform_links import Link, TokenUse
 from idv_mock.fake import codes
+from idv_mock.ground import schemas
 
 STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")
 OUTCOMES = schemas.enum("kyc_outcome")

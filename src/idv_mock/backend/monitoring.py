@@ -35,7 +35,7 @@ class Worklist:
     registered: dict[str, str] = field(default_factory=dict)
     # not saved: each submission as the last matching outside the lock read it, its stored
     # JSON (the bytes object, compared by identity) and its subject, so that an unchanged
-    # submission is not decoded again (``screening_service.Prepared``)
+    # submission is not decoded again (``parts.screening.Prepared``)
     subjects: dict[str, tuple[bytes, Any]] = field(default_factory=dict, repr=False)
 
     def describe(self) -> dict[str, Any]:

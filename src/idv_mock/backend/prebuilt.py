@@ -96,18 +96,23 @@ def sources_digest() -> str:
     more than a hundred milliseconds. ``tests/test_prebuilt_key.py`` fails when the list
     written differs from the one found."""
     listed = recorded_files()
-    return digest_of(listed if listed is not None else found_files())
+    if listed is not None:
+        try:
+            return digest_of(listed)
+        except OSError:  # a listed file is gone (moved since ``make starts``): look again
+            pass
+    return digest_of(found_files())
 
 
 def found_files() -> list[Path]:
     """The files deciding a start's bytes, found by reading the seeding modules."""
-    from idv_mock import schemas
+    from idv_mock.ground import schemas
 
     return seeding_files(Path(__file__).resolve().parents[1], Path(schemas.schema_dir()))
 
 
 def _roots() -> dict[str, Path]:
-    from idv_mock import schemas
+    from idv_mock.ground import schemas
 
     faker = importlib.util.find_spec("faker")  # found, not imported
     roots = {"package": Path(__file__).resolve().parents[1]}  # idv_mock's folder
@@ -306,6 +311,8 @@ def prebuilt_configs() -> list[ServiceConfig]:
 def write_all() -> list[Path]:
     """Write every shipped start again and remove stale ones: ``make starts``."""
     STARTS.mkdir(exist_ok=True)
+    SOURCES.write_text(record_files(found_files()))  # first: the keys below are read by it
+    sources_digest.cache_clear()
     written = []
     for config in prebuilt_configs():
         path = path_for(config)
@@ -316,7 +323,6 @@ def write_all() -> list[Path]:
         if old not in written:
             old.unlink()
     BUILT_WITH.write_text(faker_version() + "\n")
-    SOURCES.write_text(record_files(found_files()))
     return written
 
 

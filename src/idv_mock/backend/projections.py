@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.backend.exceptions import Conflict, NotFound
+from idv_mock.ground import schemas
 
 MAX_POLICIES = 10
 FIELDS: tuple[str, ...] = tuple(schemas.load("projection_request.json")["$defs"]["field"]["enum"])

@@ -6,7 +6,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.backend.aml import AmlState
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.faults import FaultRules
@@ -16,9 +15,10 @@ from idv_mock.backend.projections import Projections
 from idv_mock.backend.ratelimit import TokenBucket
 from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.store import SubmissionStore
-from idv_mock.backend.tokens import TokenPool
-from idv_mock.clock import Clock
-from idv_mock.delivery import PROMPT, DeliveryLevers
+from idv_mock.backend.token_pool import TokenPool
+from idv_mock.delivery.levers import PROMPT, DeliveryLevers
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import Clock
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
 MIRRORED = tuple(k for k in schemas.option_defaults() if k.startswith(("option_", "policy_")))
@@ -47,7 +47,7 @@ class Project:
         """A duration option (``token_expiry_seconds``, ...) in seconds."""
         return float(self.options.get(option) or schemas.option_defaults()[option])
 
-    delivery: DeliveryLevers = PROMPT  # how its webhooks go out (idv_mock.delivery)
+    delivery: DeliveryLevers = PROMPT  # how its webhooks go out (idv_mock.delivery.levers)
 
     def admit_call(self) -> int | None:
         """None when the project's rate limit (option ``rate_limit_per_second``) lets a call

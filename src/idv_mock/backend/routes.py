@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 SCHEMA = "webhook_route_request.json"
 

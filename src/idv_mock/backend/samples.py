@@ -8,8 +8,8 @@ from typing import Any
 
 from idv_mock.backend import derive
 from idv_mock.backend.projects import Project
-from idv_mock.clock import DEFAULT_START
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
+from idv_mock.ground.clock import DEFAULT_START
 
 
 def make_submission(

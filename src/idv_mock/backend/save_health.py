@@ -1,6 +1,6 @@
 """How the state file's saves are going, kept by the service so the web layer can ask.
 
-The saver (``idv_mock.persistence``) records each outcome here; the write guard of the web
+The saver (``idv_mock.tools.persistence``) records each outcome here; the write guard of the web
 layer asks :meth:`SaveHealth.refusal` before a write, and the control API and the start
 banner show :meth:`SaveHealth.describe`. Like Redis's ``stop-writes-on-bgsave-error``:
 while the last save failed, accepting writes would only grow what a crash loses.

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from idv_mock.clock import iso, parse_iso
+from idv_mock.ground.clock import iso, parse_iso
 
 
 @dataclass(order=True, slots=True)

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.fake.factory import IDENTITY_KEYS, SubmissionFactory
-from idv_mock.progress import Progress
+from idv_mock.ground.progress import Progress
 
 SPAN = timedelta(days=120)
 QUIET = timedelta(hours=1)  # the newest seeded result lands before the clock's start

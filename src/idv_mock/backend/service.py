@@ -6,24 +6,23 @@ thread answers requests. ``reset()`` restores a snapshot taken right after seedi
 which is both faster than seeding again and byte-identical to it.
 
 The service itself holds the projects, the submissions' creation, edits and deletions,
-projections and whole-state documents. Each other area is a part it owns, built on the
-shared ``Core`` (``core.py``) and given what else it uses by name: ``clocks``, ``calls``
-(rate limits, fault rules, journals), ``delivery``, ``tokens``, ``records`` (review,
-images, migration), ``liveform``, ``screening`` (AML and monitoring) and ``dashboard``.
-The names the docs list for in-process use (docs/control-api.md, docs/delivery.md,
-docs/time.md) stay methods of the service, each handing over to its part.
+projections, whole-state documents and the server settings. Each other area is a part it
+owns (``parts/``), built on the shared ``Core`` (``core.py``) and given what else it uses
+by name: ``clocks``, ``calls`` (rate limits, fault rules, journals), ``delivery``,
+``tokens``, ``records`` (review, images, migration), ``liveform``, ``screening`` (AML and
+monitoring), ``dashboard`` and ``coverage``. Callers use ``service.<part>.<method>``: the
+service hands nothing over, so each name lives in one place (the module, the class and
+the attribute of a part share its name).
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
 import orjson
 
-from idv_mock import schemas
 from idv_mock.backend import (
     derive,
     duplicates,
@@ -34,10 +33,7 @@ from idv_mock.backend import (
     snapshots,
     views,
 )
-from idv_mock.backend.calls import Calls, JournalReader
 from idv_mock.backend.core import Core
-from idv_mock.backend.dashboard_reads import DashboardReads
-from idv_mock.backend.delivery_service import WebhookDelivery
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
     Conflict,
@@ -45,23 +41,27 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
-from idv_mock.backend.liveform_service import HostedForm
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
-from idv_mock.backend.moved_names import MovedNames, add_aliases
+from idv_mock.backend.parts.calls import Calls
+from idv_mock.backend.parts.clocks import Clocks
+from idv_mock.backend.parts.coverage import Coverage
+from idv_mock.backend.parts.dashboard import Dashboard
+from idv_mock.backend.parts.delivery import Delivery
+from idv_mock.backend.parts.liveform import Liveform
+from idv_mock.backend.parts.records import Records
+from idv_mock.backend.parts.screening import Screening
+from idv_mock.backend.parts.tokens import Tokens
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.backend.record_service import RecordCalls
 from idv_mock.backend.save_health import SaveHealth
-from idv_mock.backend.screening_service import Screening
 from idv_mock.backend.store import Selection, SortKey
-from idv_mock.backend.time_service import Clocks, ProjectClock
-from idv_mock.backend.token_service import TokenPools
-from idv_mock.clock import Clock, iso, stamp
+from idv_mock.delivery.webhooks import HostRule, WebhookDispatcher
 from idv_mock.fake.factory import SubmissionFactory, deep_merge
-from idv_mock.gc_pause import no_gc
-from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
-from idv_mock.progress import SILENT, Progress
-from idv_mock.webhooks import HostRule, WebhookDispatcher
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import Clock, iso, stamp
+from idv_mock.ground.gc_pause import no_gc
+from idv_mock.ground.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
+from idv_mock.ground.progress import SILENT, Progress
 
 Submission = dict[str, Any]
 POST_SEED = 1_000_003  # the factory's seed offset for everything created after seeding
@@ -88,7 +88,7 @@ class ServiceConfig:
     auth_errors: str = "api-v3"
 
 
-class Service(MovedNames):
+class Service:
     def __init__(
         self,
         config: ServiceConfig | None = None,
@@ -113,12 +113,12 @@ class Service(MovedNames):
         # its parts, each owning one area, given the core (and what else they use) explicitly
         self.clocks = Clocks(core)
         self.calls = Calls(core)
-        self.delivery = WebhookDelivery(core)
-        self.tokens = TokenPools(core)
-        self.records = RecordCalls(core, self._create_checked)
-        self.liveform = HostedForm(core, self.clocks, self._create_checked)
+        self.delivery = Delivery(core)
+        self.tokens = Tokens(core)
+        self.records = Records(core, self._create_checked)
+        self.liveform = Liveform(core, self.clocks, self._create_checked)
         self.screening = Screening(core, self.create_submission)
-        self.dashboard = DashboardReads(core, self.clocks)
+        self.dashboard = Dashboard(core, self.clocks)
         # what each kind of due item does when a project's clock reaches it (docs/time.md)
         self.clocks.on("token_expiry", self.liveform.expire_token)
         self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
@@ -132,8 +132,8 @@ class Service(MovedNames):
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
         webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
         # contract coverage (docs/coverage.md): counts by project id, kept across resets
-        self.coverage = core.coverage
-        self.coverage.time_rules = self.clocks.rules
+        self.coverage = Coverage(core)
+        self.coverage.counts.time_rules = self.clocks.rules
         webhooks.observe = self._observe_webhook
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
@@ -150,32 +150,14 @@ class Service(MovedNames):
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
 
-    def coverage_report(self, project_id: str | None = None) -> dict[str, Any]:
-        """Contract coverage (docs/coverage.md) of one project, or of all projects."""
-        with self._lock:
-            if project_id is None:
-                return self.coverage.report()
-            if project_id not in self.projects and project_id not in self.coverage.projects:
-                raise NotFound(f"project {project_id} not found")
-            return self.coverage.report([project_id])
-
-    def clear_coverage(self, project_id: str | None = None) -> list[str]:
-        """Forget the coverage counts (of one project, or all); the projects cleared."""
-        with self._lock:
-            if project_id is not None and project_id not in self.projects:
-                raise NotFound(f"project {project_id} not found")
-            cleared = sorted(self.coverage.projects) if project_id is None else [project_id]
-            self.coverage.clear(project_id)
-            return cleared
-
     def _observe_webhook(
         self, project_id: str, what: str, receiver: str | None, first: bool
     ) -> None:
         """A webhook attempt or a delivery lever, counted for contract coverage."""
         if receiver is None:
-            self.coverage.note(project_id, "delivery " + what.removeprefix("lever "))
+            self.coverage.counts.note(project_id, "delivery " + what.removeprefix("lever "))
         else:
-            self.coverage.webhook_seen(project_id, what, receiver, first)
+            self.coverage.counts.webhook_seen(project_id, what, receiver, first)
 
     # --- what the core holds, read here as before ---
     @property
@@ -204,15 +186,6 @@ class Service(MovedNames):
     @changes.setter
     def changes(self, changes: int) -> None:
         self._core.changes = changes
-
-    @property
-    def journal_reader(self) -> JournalReader | None:
-        """How a journal entry is made readable: set by the web layer that records them."""
-        return self.calls.reader
-
-    @journal_reader.setter
-    def journal_reader(self, reader: JournalReader | None) -> None:
-        self.calls.reader = reader
 
     # --- start state ---
     def _seed(self, progress: Progress) -> None:
@@ -328,10 +301,6 @@ class Service(MovedNames):
             self.forms.clear(project_id)
             return fresh
 
-    def writes_refused(self) -> str | None:
-        """Why the web layer should refuse writes now (a failed state-file save), or None."""
-        return self.save_health.refusal()
-
     def close(self) -> None:
         """Stop webhook delivery threads (deliveries in flight are abandoned) and the clock
         watcher, if any."""
@@ -377,35 +346,6 @@ class Service(MovedNames):
             project.clock.set_mode(mode)
             project.admins, project.options = updated.admins, updated.options
             return project
-
-    # --- fault rules ---
-    def add_fault(
-        self, project_id: str, spec: dict[str, Any], *, fallback: bool = False
-    ) -> dict[str, Any]:
-        """Add a fault rule to a project; answers the rule with its ``id``. ``fallback``: a
-        resilience profile's rule, which every other rule of the project goes before."""
-        outcomes = [k for k in ("respond", "error", "fault") if k in spec]
-        if len(outcomes) > 1:  # said plainly, not as the schema's three "not required" clauses
-            problems = schemas.errors("fault_rule.json", spec, ignore=("not",))
-            given = " and ".join(outcomes)
-            problems.insert(0, f"a rule takes one of respond, error, fault, not {given}")
-        else:
-            problems = schemas.errors("fault_rule.json", spec) or _sendable(spec.get("respond"))
-        if problems or "id" in spec or "hits" in spec:
-            raise InvalidInput("invalid fault rule", problems or ["id and hits are read-only"])
-        with self._lock:
-            return self.project(project_id).faults.add(spec, fallback).describe()
-
-    def faults(self, project_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return [r.describe() for r in self.project(project_id).faults.rules]
-
-    def remove_faults(self, project_id: str, fault_id: str | None = None) -> int:
-        with self._lock:
-            removed = self.project(project_id).faults.remove(fault_id)
-            if fault_id is not None and not removed:
-                raise NotFound(f"fault {fault_id} not found")
-            return removed
 
     def project(self, project_id: str) -> Project:
         return self._core.project(project_id)
@@ -711,68 +651,6 @@ class Service(MovedNames):
             self.changes += 1
             return project.projections.delete(projection_id)
 
-    # --- documented entry points (docs/control-api.md, delivery.md, time.md) to the parts ---
-    def delivery_levers(self, project_id: str) -> dict[str, Any]:
-        return self.delivery.levers(project_id)
-
-    def set_delivery_levers(self, project_id: str, doc: Any) -> dict[str, Any]:
-        return self.delivery.set_levers(project_id, doc)
-
-    def release_webhooks(self, project_id: str, doc: Any) -> list[str]:
-        return self.delivery.release(project_id, doc)
-
-    def deliveries_in(self, project_id: str, state: str | None) -> list[dict[str, Any]]:
-        return self.delivery.in_state(project_id, state)
-
-    def resend(self, project_id: str, delivery_id: str) -> dict[str, Any]:
-        return self.delivery.resend(project_id, delivery_id)
-
-    def issue_liveform_secret(self, project_id: str) -> str:
-        return self.liveform.issue_secret(project_id)
-
-    def hosted_submission(
-        self, project_id: str, token: str, outcome: str, overrides: dict[str, Any] | None = None
-    ) -> Submission:
-        return self.liveform.hosted_submission(project_id, token, outcome, overrides)
-
-    def watchlist(self, project_id: str) -> list[dict[str, Any]]:
-        return self.screening.watchlist(project_id)
-
-    def add_watchlist_entry(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
-        return self.screening.add_watchlist_entry(project_id, spec)
-
-    def watchlist_submission(
-        self, project_id: str, entry_id: str, overrides: dict[str, Any] | None = None
-    ) -> Submission:
-        return self.screening.watchlist_submission(project_id, entry_id, overrides)
-
-    def worklists(self, project_id: str) -> list[dict[str, Any]]:
-        return self.screening.worklists(project_id)
-
-    def create_worklist(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
-        return self.screening.create_worklist(project_id, spec)
-
-    def set_worklist_active(self, project_id: str, wid: str, active: bool) -> dict[str, Any]:
-        return self.screening.set_worklist_active(project_id, wid, active)
-
-    def register_record(
-        self, project_id: str, wid: str, sid: str, admin: str | None = None
-    ) -> dict[str, Any]:
-        return self.screening.register_record(project_id, wid, sid, admin)
-
-    def project_clock(self, project_id: str) -> ProjectClock:
-        """A handle on the project's clock (``.now``, ``.due``, ``.advance(hours=3)``)."""
-        return self.clocks.handle(project_id)
-
-    def clock_of(self, project_id: str) -> dict[str, Any]:
-        return self.clocks.describe(project_id)
-
-    def advance_clock(self, project_id: str, spec: dict[str, Any]) -> dict[str, Any]:
-        return self.clocks.advance(project_id, spec)
-
-    def watch_clocks(self, interval: float = 1.0) -> threading.Event:
-        return self.clocks.watch(interval)
-
     # --- whole state ---
     def export_state(self) -> dict[str, Any]:
         """The whole state as a document (schemas/state.json), the caller's own: nothing in
@@ -812,19 +690,3 @@ class Service(MovedNames):
         with no_gc():
             own = state if give else snapshots.owned(state)  # callers keep theirs
         self._restore(own, progress)
-
-
-def _sendable(respond: Any) -> list[str]:
-    """Why a ``respond`` part could not go on the wire as given (empty when it can)."""
-    if not isinstance(respond, dict):
-        return []
-    framing = {"content-length", "transfer-encoding", "connection"}
-    found = [f"respond.headers: {h} is set by the server" for h in respond.get("headers", {})
-             if h.lower() in framing]  # fmt: skip
-    if respond.get("status") in (204, 304) and respond.get("body") is not None:
-        found.append(f"respond: status {respond['status']} has no body")
-    return found
-
-
-# the names Service had before its parts, each warning and forwarding (moved_names.py)
-add_aliases(Service)

@@ -19,9 +19,9 @@ from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Schedule
-from idv_mock.backend.tokens import TokenPool
-from idv_mock.clock import Clock
-from idv_mock.delivery import DeliveryLevers
+from idv_mock.backend.token_pool import TokenPool
+from idv_mock.delivery.levers import DeliveryLevers
+from idv_mock.ground.clock import Clock
 
 LINE = b"\n"  # around each submission of a state file: JSON whitespace, never inside a value
 

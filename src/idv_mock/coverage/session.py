@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from idv_mock.backend.coverage import combine
+from idv_mock.backend.coverage_counts import combine
 from idv_mock.coverage import report
 
 PLUGIN_NAME = "idv-mock-coverage"
@@ -41,7 +41,7 @@ class SessionCoverage:
 
     def take(self, service: Any) -> None:
         """A service the fixtures are done with: its counts over every project."""
-        self.reports.append(service.coverage_report())
+        self.reports.append(service.coverage.report())
 
     def pytest_sessionfinish(self) -> None:
         parts = Path(os.environ[PARTS_ENV])

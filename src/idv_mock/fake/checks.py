@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from idv_mock.clock import iso, stamp
 from idv_mock.fake import codes
 from idv_mock.fake.draws import Draws
+from idv_mock.ground.clock import iso, stamp
 
 # where a nationality is no ISO 3166-1 alpha-3 code (the control API stores any three
 # capital letters, so that AML's invalid_country is reachable), the fields whose schema
@@ -165,6 +165,6 @@ _CAMERA_STEPS = tuple(
 
 def real_country(code: str) -> str:
     """``code`` when it is an ISO 3166-1 alpha-3 code, else :data:`FALLBACK_COUNTRY`."""
-    from idv_mock import schemas  # loaded on first use
+    from idv_mock.ground import schemas  # loaded on first use
 
     return code if code in schemas.countries() else FALLBACK_COUNTRY

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 _REJECT = schemas.definition("reject_code")
 REJECT_CODES: tuple[str, ...] = tuple(_REJECT["enum"])

@@ -21,11 +21,11 @@ from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from idv_mock import compat, schemas
-from idv_mock.clock import stamp
 from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
 from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
 from idv_mock.fake.romanize import romanize
+from idv_mock.ground import compat, schemas
+from idv_mock.ground.clock import stamp
 
 if TYPE_CHECKING:  # imported on first use: Faker and its providers cost most of a second
     from faker import Faker
@@ -89,7 +89,7 @@ IDENTITY_KEYS = (
 @functools.cache
 def _prototype() -> Faker:
     """One Faker of the mock's locales, made once: Faker's internals it touches (the
-    listing of locale folders, it_IT's city order) are behind ``idv_mock.compat``."""
+    listing of locale folders, it_IT's city order) are behind ``idv_mock.ground.compat``."""
     from faker import Faker
 
     with compat.faker_listing_cached():

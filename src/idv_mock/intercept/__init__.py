@@ -53,7 +53,7 @@ class Mock:
     ``service``: serve this one instead of a fresh one (not closed at the end). Project
     options of the fresh one's default project: ``api_key``, ``admin``, ``seed_count``,
     ``random_seed``, ``clock`` (``tick``, ``wall`` or ``frozen``: its clock mode; advance it
-    with ``service.project_clock("default").advance(...)``), ``auth_errors`` (``api-v3``, or
+    with ``service.clocks.handle("default").advance(...)``), ``auth_errors`` (``api-v3``, or
     ``gateway``: a missing or wrong key answers 403 ``{"message": "Forbidden"}``; the server
     setting of ``PUT /__admin/settings``). ``passthrough=False``: a call
     to any other URL raises :class:`UnmockedRequestError` naming it.

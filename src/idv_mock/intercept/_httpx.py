@@ -17,7 +17,7 @@ A fourth layer, on the clients' ``_merge_url``, keeps each client's merged URLs
 (``transport.MergedUrls``, as the ``idv_client`` fixture does): httpx otherwise parses a
 relative URL and the merged one again on every call of a client with a ``base_url``, about
 25 µs, a fifth of an intercepted call. It is a private method, checked by
-:mod:`idv_mock.compat`; should httpx drop it, a warning, the layer is left out and calls
+:mod:`idv_mock.ground.compat`; should httpx drop it, a warning, the layer is left out and calls
 merge as they always did.
 """
 
@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from idv_mock import compat
+from idv_mock.ground import compat
 from idv_mock.intercept._layers import Layer
 from idv_mock.intercept._routing import Target, decide, split_httpx
 from idv_mock.transport import MergedUrls, sets_cookie

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 if TYPE_CHECKING:
     from idv_mock.backend import Service
@@ -104,4 +104,4 @@ def apply(service: Service, project_id: str, profile: Profile) -> None:
     choices win (docs/delivery.md "Which rule wins")."""
     service.delivery.set_levers(project_id, copy.deepcopy(profile.webhook_delivery))
     for rule in profile.faults:
-        service.add_fault(project_id, copy.deepcopy(rule), fallback=True)
+        service.calls.add_fault(project_id, copy.deepcopy(rule), fallback=True)

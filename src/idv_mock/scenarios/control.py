@@ -8,8 +8,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from idv_mock import crypto, operations
 from idv_mock.backend import InvalidInput, Service
+from idv_mock.ground import crypto, operations
 
 
 class Control(Protocol):

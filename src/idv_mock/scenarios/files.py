@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from jsonschema.exceptions import best_match
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 from idv_mock.scenarios.matching import MATCHERS, TYPES, VAR, show
 from idv_mock.scenarios.records import DEFAULT_PROJECT, GIVEN_ORDER, Scenario, ScenarioError
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from idv_mock import crypto
 from idv_mock.backend import BackendError, Service
+from idv_mock.ground import crypto
 from idv_mock.scenarios.control import Control, Refused, ServiceControl, cipher, reason
 from idv_mock.scenarios.matching import expand
 from idv_mock.scenarios.records import DEFAULT_PROJECT, GivenError, Scenario, StepFailure

@@ -10,9 +10,9 @@ from typing import Any
 import httpx
 import orjson
 
-from idv_mock import crypto
 from idv_mock.backend import BackendError, Service, ServiceConfig
-from idv_mock.receiver import WebhookReceiver
+from idv_mock.delivery.receiver import WebhookReceiver
+from idv_mock.ground import crypto
 from idv_mock.scenarios.control import Control, HttpControl, Refused, ServiceControl, cipher, reason
 from idv_mock.scenarios.given import Given
 from idv_mock.scenarios.matching import MISSING, compare, differences, dig, expand, prepared, show

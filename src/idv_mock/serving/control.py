@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from idv_mock.errors import ApiError
+from idv_mock.ground.errors import ApiError
 
 CONTROL_PREFIX = "/__admin"
 TOKEN_COOKIE = "idv_mock_admin_token"

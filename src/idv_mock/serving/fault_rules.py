@@ -7,7 +7,7 @@ import fnmatch
 import re
 from typing import Any
 
-from idv_mock.errors import Family
+from idv_mock.ground.errors import Family
 
 
 def unknown_errors(spec: dict[str, Any], routes: dict[str, dict[str, Family]]) -> list[str]:

@@ -2,7 +2,7 @@
 ``stop-writes-on-bgsave-error``): a write accepted then would be lost by the next crash
 while the client believes it kept.
 
-The one place the web layer asks the backend (``Service.writes_refused``). Installed on
+The one place the web layer asks the backend (``service.save_health.refusal``). Installed on
 the ``/v3`` and ``/__admin`` routes and on the pages' writes (the dashboard's forms, the
 hosted form's steps); reads (``GET``, ``HEAD``, ``OPTIONS``) always pass, and
 so do the writes the state file does not keep: fault rules and clearing the request
@@ -20,7 +20,7 @@ import re
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from idv_mock.errors import ApiError
+from idv_mock.ground.errors import ApiError
 from idv_mock.serving.control import shaped_for
 from idv_mock.serving.http import send_json
 
@@ -52,5 +52,5 @@ class WriteGuard:
 def _refusal(scope: Scope) -> str | None:
     if scope["method"] not in WRITE_METHODS or NOT_SAVED.match(scope["path"]):
         return None
-    reason: str | None = scope["app"].state.service.writes_refused()
+    reason: str | None = scope["app"].state.service.save_health.refusal()
     return reason

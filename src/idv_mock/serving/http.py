@@ -13,9 +13,9 @@ from starlette.responses import Response
 from starlette.types import Scope
 
 from idv_mock.backend import Project, Service
-from idv_mock.errors import ApiError
-from idv_mock.jsondepth import MAX_DEPTH, STATE_MESSAGE, too_deep
-from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.ground.errors import ApiError
+from idv_mock.ground.jsondepth import MAX_DEPTH, STATE_MESSAGE, too_deep
+from idv_mock.ground.jsondepth import MESSAGE as DEPTH_MESSAGE
 
 JSON = "application/json"
 # where a request's project is kept once looked up: the key is read by several steps

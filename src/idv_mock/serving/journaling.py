@@ -11,9 +11,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import crypto
 from idv_mock.backend import Project, Service
-from idv_mock.clock import iso
+from idv_mock.ground import crypto
+from idv_mock.ground.clock import iso
 from idv_mock.serving import secure
 from idv_mock.serving.http import body_of, parse_json, path_of, project_of, query_pairs, service_of
 
@@ -141,7 +141,7 @@ KEEP_BYTES = 16 * 1024  # a body or response past this is kept cut to it (and ma
 
 def readable(project: Project, entry: dict[str, Any]) -> dict[str, Any]:
     """A raw entry (``Journal.find``) as the control API shows it (the service's
-    ``journal_reader``)."""
+    ``calls.reader``)."""
     raw = entry["body"]
     query = dict(query_pairs(entry["query"]))
     out = {

@@ -12,9 +12,9 @@ from urllib.parse import parse_qs
 
 import orjson
 
-from idv_mock import crypto
 from idv_mock.backend import Project
-from idv_mock.jsondepth import too_deep
+from idv_mock.ground import crypto
+from idv_mock.ground.jsondepth import too_deep
 
 
 class BadCiphertext(ValueError):

@@ -12,10 +12,10 @@ from datetime import date
 
 import orjson
 
-from idv_mock import schemas
 from idv_mock.backend import Project, Service
 from idv_mock.backend.store import Selection, SortKey
-from idv_mock.errors import GET_SUBMISSION as ERR
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import GET_SUBMISSION as ERR
 
 # the spec's parameter table, in its order (also the order of format checks)
 PARAMS = (

@@ -2,7 +2,7 @@
 
 Valid strategies draw bodies and queries the mock accepts; their allowed values (countries,
 id types, the date pattern, projection fields, limits) are read from ``schemas/`` through
-:mod:`idv_mock.schemas`, so a strategy cannot drift from the server's own tables.
+:mod:`idv_mock.ground.schemas`, so a strategy cannot drift from the server's own tables.
 
 The ``invalid_*`` strategies draw an :class:`Invalid`: a bad request *together with* the
 exact response the mock (and the real service) must give it. Where a request breaks
@@ -10,7 +10,7 @@ several rules, the expected error is the one the documented check order (gaps.md
 docs/gaps.md) makes fire first, and drawn requests are often wrong
 in several ways on purpose: that is what tests the order. The order is written here, not
 imported from the backend, so that a property test catches a server checking in another
-order. Error bodies come from the catalogue (:mod:`idv_mock.errors`); the property tests
+order. Error bodies come from the catalogue (:mod:`idv_mock.ground.errors`); the property tests
 compare them with the spec's literal texts. Each ``invalid_*`` strategy takes ``kinds`` to
 draw only some of its failure kinds (the names are listed in its docstring).
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from idv_mock import errors
+from idv_mock.ground import errors
 from idv_mock.strategies.common import (
     ABSENT,
     AML_PATH,

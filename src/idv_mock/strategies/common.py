@@ -20,8 +20,8 @@ import orjson
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from idv_mock import errors, operations, schemas
 from idv_mock.backend.edits import DATA_FIELDS, PARTS
+from idv_mock.ground import errors, operations, schemas
 
 if TYPE_CHECKING:
     import httpx

@@ -8,7 +8,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from idv_mock import errors, operations
+from idv_mock.ground import errors, operations
 from idv_mock.strategies.common import (
     NON_STRINGS,
     POLICY_NAMES,

@@ -13,8 +13,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from idv_mock import errors, operations, schemas
 from idv_mock.backend.images import ID_SLOTS, SLOTS, sample
+from idv_mock.ground import errors, operations, schemas
 from idv_mock.strategies.common import (
     COUNTRIES,
     GENDERS,

@@ -15,12 +15,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from idv_mock import schemas
 from idv_mock.backend import events
 from idv_mock.backend.projections import FIELDS
 from idv_mock.backend.samples import make_submission
-from idv_mock.clock import iso, stamp
 from idv_mock.fake import codes
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import iso, stamp
 
 S = st.SearchStrategy
 TRIGGERS: tuple[str, ...] = tuple(events.SCHEMAS)

@@ -21,8 +21,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from idv_mock.backend import BackendError, NotFound
-from idv_mock.backend.coverage import ERROR_PAGE, NO_PROJECT, STEP_PAGE
-from idv_mock.backend.liveform import LANGS, RETURNED, Refused
+from idv_mock.backend.coverage_counts import ERROR_PAGE, NO_PROJECT, STEP_PAGE
 from idv_mock.backend.liveform_flow import (
     INJECTION_RESULTS,
     REASONS,
@@ -31,7 +30,8 @@ from idv_mock.backend.liveform_flow import (
     StepInputError,
     confirmed_fields,
 )
-from idv_mock.errors import GENERIC, LIVEFORM
+from idv_mock.backend.liveform_links import LANGS, RETURNED, Refused
+from idv_mock.ground.errors import GENERIC, LIVEFORM
 from idv_mock.serving import journaling
 from idv_mock.serving.guard import WriteGuard
 from idv_mock.web.pages import read_form, render, service
@@ -128,7 +128,7 @@ def _count_page(request: Request, pid: str, page: str) -> None:
         backend.project(pid)
     except NotFound:
         pid = NO_PROJECT
-    backend.coverage.note(pid, "page " + page)
+    backend.coverage.counts.note(pid, "page " + page)
 
 
 def _lang(value: str) -> str:

@@ -16,8 +16,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from idv_mock import schemas
-from idv_mock.backend import Service, liveform
+from idv_mock.backend import Service, liveform_links
+from idv_mock.ground import schemas
 from idv_mock.serving.http import service_of
 from idv_mock.web import forgery, i18n
 
@@ -64,7 +64,9 @@ def render(
 
 def first_values(body: bytes) -> dict[str, str]:
     """An urlencoded form's first values (what a plain HTML form posts)."""
-    return liveform.first_values(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+    return liveform_links.first_values(
+        parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+    )
 
 
 async def read_form(request: Request, limit: int) -> dict[str, str] | None:

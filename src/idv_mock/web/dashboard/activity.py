@@ -7,7 +7,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.backend.delivery_service import STATES
+from idv_mock.backend.parts.delivery import STATES
 from idv_mock.web.dashboard.common import (
     UiError,
     current_project,

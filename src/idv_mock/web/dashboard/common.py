@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from idv_mock.backend import BackendError, Conflict, NotFound, Project
-from idv_mock.errors import GENERIC, ApiError
+from idv_mock.ground.errors import GENERIC, ApiError
 from idv_mock.serving.control import mask_key
 from idv_mock.web import forgery, pages
 from idv_mock.web.pages import read_form

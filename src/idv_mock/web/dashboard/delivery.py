@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock.delivery import RELEASE_ORDERS
+from idv_mock.delivery.levers import RELEASE_ORDERS
 from idv_mock.web.dashboard.common import UiError, current_project, form, redirect, service
 
 NUMBERS = {"duplicate": int, "delay_seconds": float, "fail_first": int}

@@ -14,8 +14,8 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.aml.screening import builtin_watchlist
+from idv_mock.ground import schemas
 from idv_mock.serving.fault_rules import unknown_errors
 from idv_mock.serving.http import parse_json
 from idv_mock.web.dashboard.common import (
@@ -38,7 +38,7 @@ FAULT_EXAMPLE = '{"match": {"method": "GET", "path": "/v3/submission"}, "respond
 
 async def faults(request: Request) -> Response:
     pid = current_project(request).project_id
-    rules = service(request).faults(pid)
+    rules = service(request).calls.faults(pid)
     for rule in rules:
         rule["json"] = orjson.dumps(rule).decode()
     context = {**shell(request, "/faults"), "rules": rules, "kinds": FAULT_KINDS}
@@ -51,7 +51,7 @@ async def add_fault(request: Request) -> Response:
     problems = unknown_errors(spec, request.app.state.api_families)
     if problems:
         raise UiError(400, "invalid fault rule: " + "; ".join(problems[:10]))
-    added = service(request).add_fault(pid, spec)
+    added = service(request).calls.add_fault(pid, spec)
     return redirect("/faults", f"fault rule {added['id']} added")
 
 
@@ -98,7 +98,7 @@ async def remove_fault(request: Request) -> Response:
     pid = current_project(request).project_id
     await form(request)
     fid = request.path_params["fault_id"]
-    service(request).remove_faults(pid, fid)
+    service(request).calls.remove_faults(pid, fid)
     return redirect("/faults", f"fault rule {fid} removed")
 
 

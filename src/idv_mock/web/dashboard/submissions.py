@@ -17,9 +17,9 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from idv_mock import schemas
 from idv_mock.backend import Project
 from idv_mock.backend.store import Selection
+from idv_mock.ground import schemas
 from idv_mock.serving.submission_page import plain_page
 from idv_mock.web.dashboard.common import (
     UI,

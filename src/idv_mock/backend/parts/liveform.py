@@ -18,18 +18,18 @@ from collections.abc import Callable, Container, Iterable
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from idv_mock import crypto, schemas
-from idv_mock.backend import events, liveform, liveform_flow, views
+from idv_mock.backend import events, liveform_flow, liveform_links, views
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import InvalidInput, NotFound
-from idv_mock.backend.liveform import Link, Refused, TokenUse
 from idv_mock.backend.liveform_flow import Session, StepInputError
+from idv_mock.backend.liveform_links import Link, Refused, TokenUse
+from idv_mock.backend.parts.clocks import Clocks
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.backend.time_service import Clocks
-from idv_mock.clock import client_time, iso, parse_instant, stamp
 from idv_mock.fake import codes
 from idv_mock.fake.factory import deep_merge
+from idv_mock.ground import crypto, schemas
+from idv_mock.ground.clock import client_time, iso, parse_instant, stamp
 
 Submission = dict[str, Any]
 # the service's checked creation: a project, overrides and the mirrored project options,
@@ -38,7 +38,7 @@ Create = Callable[..., Submission]
 TRUE = ("on", "true", "yes", "1")
 
 
-class HostedForm:
+class Liveform:
     """Each project's hosted form: secrets, sessions, steps and the submissions they make."""
 
     def __init__(self, core: Core, clocks: Clocks, create: Create) -> None:
@@ -88,7 +88,7 @@ class HostedForm:
         with self.core.lock:
             project = self.core.projects.get(project_id)
             url = None if project is None else project.options.get("return_url")
-        return liveform.with_query(str(url), values) if url else None
+        return liveform_links.with_query(str(url), values) if url else None
 
     def choices(self, session_id: str) -> dict[str, list[str]]:
         """What the country and ID type steps offer the session's applicant."""
@@ -147,7 +147,9 @@ class HostedForm:
         only = bool(project.options.get("liveform_encrypted_only"))
         now = client_time(project.clock)  # real time, unless a test froze or moved the clock
         decrypt = self._decryptor(project)
-        return liveform.read_link(project.project_id, pairs, decrypt, encrypted_only=only, now=now)
+        return liveform_links.read_link(
+            project.project_id, pairs, decrypt, encrypted_only=only, now=now
+        )
 
     def _decryptor(self, project: Project) -> Callable[[str], Any]:
         options = project.options
@@ -221,7 +223,7 @@ class HostedForm:
         use = self.core.forms.tokens.get(key)
         lifetime = self._token_lifetime(project)
         now = project.clock.peek()
-        condition = liveform.token_expiry(use, now, lifetime)
+        condition = liveform_links.token_expiry(use, now, lifetime)
         if use is not None and condition is not None:
             at = use.first_used + lifetime if condition == "time" else now
             self._token_expired(project, token, use, condition, at)
@@ -352,7 +354,7 @@ class HostedForm:
             raise Refused(loop, known=session.returned())
 
     _STEP_HANDLERS: ClassVar[
-        dict[str, Callable[[HostedForm, Project, Session, dict[str, str]], None]]
+        dict[str, Callable[[Liveform, Project, Session, dict[str, str]], None]]
     ] = {
         "consent": _consent,
         "country": _country,
@@ -460,7 +462,7 @@ class HostedForm:
                 "projectionId": policy.projection_id,
                 "projectionName": policy.name,
             }
-        mirrored = liveform.policies(project.project_options(), link)
+        mirrored = liveform_links.policies(project.project_options(), link)
         sub = self.create(project, merged, mirrored, invent=False, tries=tries)
         if token:
             use = self.core.forms.tokens.setdefault(

@@ -1,9 +1,9 @@
 """AML screening, reports, watchlists and ongoing monitoring.
 
 ``service.screening``, a part of :class:`~idv_mock.backend.Service` given the service's
-``Core`` and its way of creating a submission (for a watchlist person); the service keeps
-the documented names (``watchlist``, ``create_worklist``, ``register_record``, ...) as
-entry points, and registers ``monitoring_cycle`` with its clocks.
+``Core`` and its way of creating a submission (for a watchlist person); callers use its
+names directly (``service.screening.watchlist``, ``.create_worklist``, ...), and the
+service registers ``monitoring_cycle`` with its clocks.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from idv_mock import schemas
 from idv_mock.backend import aml, events
 from idv_mock.backend.aml import DEFAULT_MONITORING_THRESHOLD, NO_MATCH, RED_FLAG
 from idv_mock.backend.core import Core
@@ -33,7 +32,8 @@ from idv_mock.backend.exceptions import (
 )
 from idv_mock.backend.monitoring import Worklist
 from idv_mock.backend.projects import Project
-from idv_mock.clock import iso
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import iso
 
 if TYPE_CHECKING:
     from idv_mock.aml import screening

@@ -11,7 +11,7 @@ a test or a demo can see what was sent, when, and what the receiver answered. Th
 call that caused an event never waits for it. ``clear`` (a reset, a project replaced)
 drops what is still queued and stops the retries of what is in flight.
 
-A project's delivery levers (``idv_mock.delivery``) make delivery misbehave as production
+A project's delivery levers (``idv_mock.delivery.levers``) make delivery misbehave as production
 does: a webhook dropped (recorded, never sent), sent several times, held until released
 in an order a test chooses, delayed (a timer thread hands it to the pool when due, so a
 waiting delivery holds no worker), or its first attempts answered as a failing receiver.
@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from idv_mock import addresses
-from idv_mock.clock import iso
-from idv_mock.delivery import PROMPT, DeliveryLevers, LeverCounters, release_order
+from idv_mock.delivery.levers import PROMPT, DeliveryLevers, LeverCounters, release_order
+from idv_mock.ground import addresses
+from idv_mock.ground.clock import iso
 
 if TYPE_CHECKING:  # imported where used: httpx costs about 40 ms at start-up
     import httpx

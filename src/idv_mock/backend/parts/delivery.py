@@ -2,28 +2,28 @@
 and the pytest plugin steer them.
 
 ``service.delivery``, a part of :class:`~idv_mock.backend.Service` given the service's
-``Core``; the service keeps the documented names (``delivery_levers``, ``resend``, ...)
-as entry points. The levers are lasting project state (kept with the project, in
-its snapshots and state documents); what they have used up, and the held and delayed
-deliveries themselves, are the dispatcher's.
+``Core``; callers use its names directly (``service.delivery.levers``, ``.set_levers``,
+``.release``, ``.in_state``, ``.resend``). The levers are lasting project state (kept
+with the project, in its snapshots and state documents); what they have used up, and the
+held and delayed deliveries themselves, are the dispatcher's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from idv_mock import schemas
 from idv_mock.backend import routes
 from idv_mock.backend.core import Core
 from idv_mock.backend.events import EVENT_NAMES
 from idv_mock.backend.exceptions import InvalidInput, NotFound
-from idv_mock.delivery import RELEASE_SCHEMA, DeliveryLevers
-from idv_mock.webhooks import NotHeld
+from idv_mock.delivery.levers import RELEASE_SCHEMA, DeliveryLevers
+from idv_mock.delivery.webhooks import NotHeld
+from idv_mock.ground import schemas
 
 STATES = schemas.enum("delivery_state")
 
 
-class WebhookDelivery:
+class Delivery:
     """A project's delivery levers, held deliveries, listing by state and resending."""
 
     def __init__(self, core: Core) -> None:

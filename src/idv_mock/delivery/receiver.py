@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from idv_mock import crypto
+from idv_mock.ground import crypto
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +115,7 @@ def shape_problems(payload: Any) -> list[str]:
     """Where ``payload`` leaves the vendor's shape of its trigger (``webhook_trigger``),
     each as ``path: message``; empty when it matches. An encrypted envelope is not checked
     (decrypt it first)."""
-    from idv_mock import schemas
+    from idv_mock.ground import schemas
 
     if isinstance(payload, dict) and payload.get("isEncrypted") is True:
         return []

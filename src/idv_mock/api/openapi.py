@@ -15,8 +15,8 @@ import posixpath
 import re
 from typing import Any
 
-from idv_mock import errors, operations, schemas
 from idv_mock.backend.monitoring import DEFAULT_WORKLIST
+from idv_mock.ground import errors, operations, schemas
 
 TITLE = "Identity Verification Service API v3 (idv-mock)"
 SECURITY = {"apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"}}

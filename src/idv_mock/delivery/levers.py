@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 SCHEMA = "webhook_delivery.json"
 RELEASE_SCHEMA = "webhook_release.json"

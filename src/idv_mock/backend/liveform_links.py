@@ -16,9 +16,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import urlencode
 
-from idv_mock import schemas
 from idv_mock.backend.exceptions import BackendError
-from idv_mock.errors import LIVEFORM
+from idv_mock.ground import schemas
+from idv_mock.ground.errors import LIVEFORM
 
 # Read whatever the mode: the project, the language and the encrypted object.
 ALWAYS = ("pid", "lang", "encrypted")

@@ -9,10 +9,10 @@ dashboard's changes beyond the control API (deleting a worklist or a watchlist e
 from __future__ import annotations
 
 from idv_mock.backend.core import Core
-from idv_mock.backend.time_service import Clocks
+from idv_mock.backend.parts.clocks import Clocks
 
 
-class DashboardReads:
+class Dashboard:
     """A project's counts, the pages' change stamp, a submission's hidden fields."""
 
     def __init__(self, core: Core, clocks: Clocks) -> None:

@@ -4,12 +4,12 @@ A suite that passes proves only what it made the mock do. The catalogue lists wh
 mock can do, derived from the tables the mock itself runs on (never a list of its own):
 every response of the operation table (``schemas/api.json``) with each error of its
 family (``errors.py``), every webhook trigger (``events.EVENT_NAMES``), every time rule
-registered with the project clocks (``time_service``), every delivery lever of
+registered with the project clocks (``parts/clocks.py``), every delivery lever of
 ``schemas/webhook_delivery.json`` and every hosted-form page (``liveform_flow.STEPS``)
 and error page (``errors.LIVEFORM``). Counts are kept by project id outside the projects,
-so a project reset keeps them; :meth:`Coverage.clear` forgets them.
+so a project reset keeps them; :meth:`CoverageCounts.clear` forgets them.
 
-Recording is on every API call's path (``calls.Calls.record``, under the service's lock):
+Recording is on every API call's path (``parts.calls.Calls.record``, under the service's lock):
 a tuple key and a dict increment, and, for an error only, reading its body once to name
 the catalogue entry. The rest (ids, areas, ranking) happens when someone reads the report.
 """
@@ -25,9 +25,9 @@ from typing import Any
 
 import orjson
 
-from idv_mock import errors, operations, schemas
 from idv_mock.backend.events import EVENT_NAMES
 from idv_mock.backend.liveform_flow import STEPS
+from idv_mock.ground import errors, operations, schemas
 
 KINDS = ("response", "webhook", "time", "delivery", "page")
 # "never" is ranked by where integrations break most (docs/coverage.md "Ranking"): a missed
@@ -169,7 +169,7 @@ class Counts:
         self.receivers: dict[str, dict[str, int]] = {}  # webhook item id -> class -> count
 
 
-class Coverage:
+class CoverageCounts:
     """Every project's counts, by project id (a reset project keeps its own)."""
 
     def __init__(self) -> None:

@@ -8,7 +8,7 @@ userid, by e-mail, ``request_type=kyc``), GET /projection (list and one policy),
 (missing or wrong key, bad parameters, unknown ids). Each answer is checked three ways: its status
 is one ``schemas/api.json`` lists for the operation, its body validates against the schemas
 listed for that status, and, where api-v3.md or gaps.md fix it, the body is exactly the
-expected one (error bodies read from the catalogue, :mod:`idv_mock.errors`). A Secure
+expected one (error bodies read from the catalogue, :mod:`idv_mock.ground.errors`). A Secure
 Data Transfer project is detected from its answers, its requests are encrypted and its
 responses decrypted with the API key before validation.
 
@@ -27,7 +27,7 @@ from typing import Any, Literal
 import httpx
 import orjson
 
-from idv_mock import crypto, errors, operations, schemas
+from idv_mock.ground import crypto, errors, operations, schemas
 
 Auth = Literal["key", "none", "wrong"]
 Semantic = Callable[[Any], list[str]]

@@ -27,7 +27,8 @@ from urllib.parse import urlencode
 
 import orjson
 
-from idv_mock import crypto, formwalk, operations
+from idv_mock.ground import crypto, operations
+from idv_mock.tools import formwalk
 
 if TYPE_CHECKING:
     import httpx
@@ -86,7 +87,7 @@ class Mock:
 
     def link(self, **params: Any) -> str:
         """A hosted-form link of the project, as ``idv_project.liveform_url`` builds it."""
-        from idv_mock.backend.liveform import link_query
+        from idv_mock.backend.liveform_links import link_query
 
         options = self.options
         if options.get("liveform_key") == "secret":

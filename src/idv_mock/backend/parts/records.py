@@ -14,7 +14,7 @@ from idv_mock.backend import derive, duplicates, edits, events, images
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import AdminNotRegistered, BackendError
 from idv_mock.backend.projects import Project
-from idv_mock.clock import iso, stamp
+from idv_mock.ground.clock import iso, stamp
 
 Submission = dict[str, Any]
 # the service's checked creation of a submission in a project from overrides
@@ -31,7 +31,7 @@ class NotReviewable(BackendError):
         self.reason = reason
 
 
-class RecordCalls:
+class Records:
     """POST /submission/review, GET /image and PUT /submission/image, migration."""
 
     def __init__(self, core: Core, create: Create) -> None:

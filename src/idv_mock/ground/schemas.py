@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from idv_mock.jsondepth import MESSAGE as DEPTH_MESSAGE
-from idv_mock.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
+from idv_mock.ground.jsondepth import MESSAGE as DEPTH_MESSAGE
+from idv_mock.ground.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
 
 if TYPE_CHECKING:  # jsonschema and referencing load on the first validation (~50 ms)
     from jsonschema import Draft202012Validator
@@ -29,7 +29,7 @@ BASE_URI = "https://idv-mock.dev/schemas/"
 @functools.cache
 def schema_dir() -> Path:
     """The folder holding the schema files, packaged or from the source tree."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the package folder
     for candidate in (here / "schemas", here.parents[1] / "schemas"):
         if (candidate / "api.json").is_file():
             return candidate

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from idv_mock.backend.liveform import TokenUse, token_expiry
+from idv_mock.backend.liveform_links import TokenUse, token_expiry
 
 TOKEN_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 MIN_LENGTH, MAX_LENGTH = 8, 64

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from idv_mock import schemas
+from idv_mock.ground import schemas
 
 DEFAULT_START = datetime(2026, 1, 1, 9, 0, 0, tzinfo=timezone.utc)
 MODES = schemas.enum("clock_mode")

@@ -1,13 +1,13 @@
 """Simulated time: each project's clock and what falls due on it.
 
 ``service.clocks``, a part of :class:`~idv_mock.backend.Service` given the service's
-``Core``; the part that owns a rule registers it (``on``), and the service keeps the
-documented names (``project_clock``, ``clock_of``, ``advance_clock``, ``watch_clocks``) as
-entry points. An advance runs every rule that falls due inside the interval, in time
-order, each with the project's clock pinned at its own instant (its webhook carries that
-instant), and returns once they ran and their webhooks are queued: Stripe's test clocks'
-``advancing`` then ``ready``, made synchronous. Time that passes on its own (``tick``
-readings, ``wall``) runs what fell due the next time the project's clock is looked at.
+``Core``; the part that owns a rule registers it (``on``). Callers use its names directly
+(``service.clocks.handle``, ``.describe``, ``.advance``, ``.watch``). An advance runs
+every rule that falls due inside the interval, in time order, each with the project's
+clock pinned at its own instant (its webhook carries that instant), and returns once they
+ran and their webhooks are queued: Stripe's test clocks' ``advancing`` then ``ready``,
+made synchronous. Time that passes on its own (``tick`` readings, ``wall``) runs what
+fell due the next time the project's clock is looked at.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from idv_mock import errors
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import BackendError, InvalidInput
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Due
-from idv_mock.clock import iso, parse_instant, parse_iso
+from idv_mock.ground import errors
+from idv_mock.ground.clock import iso, parse_instant, parse_iso
 
 if TYPE_CHECKING:
-    from idv_mock.webhooks import Delivery
+    from idv_mock.delivery.webhooks import Delivery
 
 # what a kind of due item does when its project's clock reaches it: the ids of the webhooks
 # it sent, given the project, the item's details and its instant
@@ -49,7 +49,7 @@ RETRY_POLL = 0.25  # a retry waiting on a frozen clock checks this often for a c
 @dataclass(frozen=True, slots=True)
 class ProjectClock:
     """One project's clock, for Python callers (the plugin's ``idv_project.clock``,
-    ``service.project_clock("default")`` in-process or under ``idv_mock.mock()``): the same
+    ``service.clocks.handle("default")`` in-process or under ``idv_mock.mock()``): the same
     operations as the control API's ``/clock`` calls."""
 
     clocks: Clocks
@@ -249,7 +249,7 @@ class Clocks:
         rule = self.rules.get(due.what)
         if rule is None:
             return []
-        self.core.coverage.note(project.project_id, f"time {due.what}")
+        self.core.coverage_counts.note(project.project_id, f"time {due.what}")
         return rule(project, due.detail, due.at)
 
     # --- time passing on its own ---

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from idv_mock import errors, schemas
+from idv_mock.ground import errors, schemas
 
 API_PREFIX = "/v3"
 ANY = "*"

@@ -31,13 +31,13 @@ from typing import Any
 
 import orjson
 
-from idv_mock import schemas
 from idv_mock.backend import InvalidInput, Service
 from idv_mock.backend.snapshots import LINE
-from idv_mock.clock import iso
-from idv_mock.gc_pause import no_gc
-from idv_mock.jsondepth import STATE_DEPTH, too_deep
-from idv_mock.progress import SILENT, Progress
+from idv_mock.ground import schemas
+from idv_mock.ground.clock import iso
+from idv_mock.ground.gc_pause import no_gc
+from idv_mock.ground.jsondepth import STATE_DEPTH, too_deep
+from idv_mock.ground.progress import SILENT, Progress
 
 _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')
 LOG = logging.getLogger("idv_mock.state_file")

@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from idv_mock.backend import tokens
+from idv_mock.backend import token_pool
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import BackendError, NotFound
 from idv_mock.backend.projects import Project
-from idv_mock.clock import iso
+from idv_mock.ground.clock import iso
 
 
 class PoolFull(BackendError):
@@ -25,7 +25,7 @@ class PoolFull(BackendError):
         self.limit = limit
 
 
-class TokenPools:
+class Tokens:
     """Register, read and delete each project's pool tokens."""
 
     def __init__(self, core: Core) -> None:
@@ -107,7 +107,7 @@ class TokenPools:
     def _described(self, project: Project, token_id: str, when: str) -> dict[str, Any]:
         use = self.core.forms.tokens.get((project.project_id, token_id))
         lifetime = timedelta(seconds=project.seconds("token_expiry_seconds"))
-        status = tokens.life(use, self._token_now(project), lifetime)
+        status = token_pool.life(use, self._token_now(project), lifetime)
         found: dict[str, Any] = {
             "tokenId": token_id,
             "updateTime": when,

@@ -1,5 +1,5 @@
 """What the web layer asks of the service around each call: the rate limit, fault rules
-and the request journal.
+(added, listed and removed here too) and the request journal.
 
 ``service.calls``, a part of :class:`~idv_mock.backend.Service` given the service's
 ``Core``. It is the only way the HTTP layer reaches per-project call state, so every read
@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from idv_mock.backend.core import Core
+from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.backend.faults import Call, FaultRule
 from idv_mock.backend.journal import MAX_TOTAL_BYTES, Row
 from idv_mock.backend.projects import Project
+from idv_mock.ground import schemas
 
 Entry = dict[str, Any]
 # turns a raw journal entry into its readable form; given the entry's project (for its key)
@@ -61,6 +63,34 @@ class Calls:
                 return None
             return FiredRule(rule.id, rule.spec, project.faults.delay_ms(rule.spec))
 
+    def add_fault(
+        self, project_id: str, spec: dict[str, Any], *, fallback: bool = False
+    ) -> dict[str, Any]:
+        """Add a fault rule to a project; answers the rule with its ``id``. ``fallback``: a
+        resilience profile's rule, which every other rule of the project goes before."""
+        outcomes = [k for k in ("respond", "error", "fault") if k in spec]
+        if len(outcomes) > 1:  # said plainly, not as the schema's three "not required" clauses
+            problems = schemas.errors("fault_rule.json", spec, ignore=("not",))
+            given = " and ".join(outcomes)
+            problems.insert(0, f"a rule takes one of respond, error, fault, not {given}")
+        else:
+            problems = schemas.errors("fault_rule.json", spec) or _sendable(spec.get("respond"))
+        if problems or "id" in spec or "hits" in spec:
+            raise InvalidInput("invalid fault rule", problems or ["id and hits are read-only"])
+        with self.core.lock:
+            return self.core.project(project_id).faults.add(spec, fallback).describe()
+
+    def faults(self, project_id: str) -> list[dict[str, Any]]:
+        with self.core.lock:
+            return [r.describe() for r in self.core.project(project_id).faults.rules]
+
+    def remove_faults(self, project_id: str, fault_id: str | None = None) -> int:
+        with self.core.lock:
+            removed = self.core.project(project_id).faults.remove(fault_id)
+            if fault_id is not None and not removed:
+                raise NotFound(f"fault {fault_id} not found")
+            return removed
+
     # --- request journal ---
     def record(self, project: Project, row: Row) -> None:
         """Keep one API call in its project's journal (oldest dropped past the size or the
@@ -68,7 +98,7 @@ class Calls:
         lose their oldest calls first."""
         with self.core.lock:
             self.journal_bytes += project.journal.record(row)
-            coverage = self.core.coverage
+            coverage = self.core.coverage_counts
             if coverage.recording:
                 coverage.response(project.project_id, row[1], row[2], row[6], row[7])
             if self.journal_bytes > MAX_TOTAL_BYTES:
@@ -99,3 +129,15 @@ class Calls:
     def clear_journal(self, project_id: str) -> int:
         with self.core.lock:
             return self.core.project(project_id).journal.clear()
+
+
+def _sendable(respond: Any) -> list[str]:
+    """Why a ``respond`` part could not go on the wire as given (empty when it can)."""
+    if not isinstance(respond, dict):
+        return []
+    framing = {"content-length", "transfer-encoding", "connection"}
+    found = [f"respond.headers: {h} is set by the server" for h in respond.get("headers", {})
+             if h.lower() in framing]  # fmt: skip
+    if respond.get("status") in (204, 304) and respond.get("body") is not None:
+        found.append(f"respond: status {respond['status']} has no body")
+    return found
