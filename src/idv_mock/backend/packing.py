@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # imported on first use: a small store never needs it
 
 PACK_FROM = 2_000  # a store packs its submissions from this many on
 SAMPLES = 256  # submissions the dictionary is trained on (the newest stored)
-DICT_SIZE = 32_768
+DICT_SIZE = 16_384  # as small as packs (0.9 KB each) and about a third quicker to pack with
 LEVEL = 1  # zstd's fastest level: seeding 100k pays about 4% for it
 JSON_START = ord("{")  # every stored JSON object starts so; a zstd frame never does
 

@@ -61,7 +61,7 @@ def _reusable(sub: dict[str, Any]) -> Reusable:
         sub["userid"],
         sub["email"],
         sub["image"]["selfieImage"],
-        *(data.get(k) for k in IDENTITY_KEYS),
+        *map(data.get, IDENTITY_KEYS),
     )
 
 

@@ -8,6 +8,7 @@ Faker's values to a pool filled once. Deterministic for a seed, like ``random.Ra
 from __future__ import annotations
 
 import random
+from bisect import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,6 +29,20 @@ class FastRandom(random.Random):
 
     def choice(self, seq: SupportsLenAndGetItem[T]) -> T:
         return seq[int(self.random() * len(seq))]
+
+    def weighted(
+        self, population: tuple[T, ...] | list[T], cum_weights: tuple[int, ...] | list[int]
+    ) -> T:
+        """``choices(population, cum_weights=cum_weights)[0]``: the same one draw and the
+        same pick, without building a list per call."""
+        return population[
+            bisect(cum_weights, self.random() * cum_weights[-1], 0, len(population) - 1)
+        ]
+
+    def symbols(self, alphabet: str, k: int) -> str:
+        """``"".join(choices(alphabet, k=k))``: the same draws, one per symbol."""
+        draw, n = self.random, len(alphabet)
+        return "".join([alphabet[int(draw() * n)] for _ in range(k)])
 
 
 POOL_FROM = 2_000  # seeding this many or more draws Faker values from pools
@@ -57,7 +72,7 @@ class PooledLocale:
 class Draws:
     """The small random helpers the generators share; ``rng`` is a seeded ``FastRandom``."""
 
-    rng: random.Random
+    rng: FastRandom
     _id_salt = 0  # XORed into every uuid; the factory sets it per state-file start (epoch)
 
     def hex(self, n: int) -> str:
@@ -75,6 +90,7 @@ class Draws:
 
     def public_ip(self) -> str:
         """An address from well-known public blocks (Faker's own is slow to warm up)."""
-        first = self.rng.choice(PUBLIC_FIRST_OCTETS)
-        rest = (self.rng.randint(0, 255), self.rng.randint(0, 255), self.rng.randint(1, 254))
-        return ".".join(str(n) for n in (first, *rest))
+        # choice, randint(0, 255) twice and randint(1, 254), as FastRandom draws them
+        draw = self.rng.random
+        first = PUBLIC_FIRST_OCTETS[int(draw() * len(PUBLIC_FIRST_OCTETS))]
+        return f"{first}.{int(draw() * 256)}.{int(draw() * 256)}.{1 + int(draw() * 254)}"
