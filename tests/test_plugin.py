@@ -113,6 +113,43 @@ def test_each_test_starts_from_the_seeded_state(pytester: pytest.Pytester) -> No
     result.assert_outcomes(passed=4)
 
 
+def test_the_first_test_sees_what_a_reset_gives(pytester: pytest.Pytester) -> None:
+    """The first ``idv_service`` skips the reset of a service started in its own setup:
+    what it creates, lists and is handed is what every later test (after a reset) gets."""
+    pytester.makepyfile(
+        """
+        import hashlib, httpx, pytest
+
+        @pytest.mark.parametrize("n", range(3))
+        def test_same(idv_server, idv_service, n):
+            made = idv_service.create_submission("default", {})
+            key = {"x-api-key": idv_server.api_key}
+            listed = httpx.get(idv_server.base_url + "/submission?count=5", headers=key).text
+            state = hashlib.sha256(idv_service.export_state_json()).hexdigest()
+            print("SEEN", made["submission_id"], hashlib.sha256(listed.encode()).hexdigest(), state)
+        """
+    )
+    result = pytester.runpytest_subprocess("-s", "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
+    seen = [line.split("SEEN")[1] for line in result.outlines if "SEEN" in line]
+    assert len(seen) == 3 and seen[0] == seen[1] == seen[2]
+
+
+def test_a_project_made_before_the_first_reset_is_gone(pytester: pytest.Pytester) -> None:
+    """A test using only ``idv_project`` starts the service and adds to it: the next test's
+    ``idv_service`` resets (the skip holds within one setup only)."""
+    pytester.makepyfile(
+        """
+        def test_a(idv_project):
+            assert idv_project.project_id in idv_project.service.projects
+
+        def test_b(idv_service):
+            assert list(idv_service.projects) == ["default"]
+        """
+    )
+    pytester.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=2)
+
+
 def test_xdist_workers_are_isolated(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
@@ -244,6 +281,34 @@ def test_importing_the_plugin_loads_nothing_heavy(pytester: pytest.Pytester) -> 
     )
     result = pytester.run(sys.executable, "-c", code)
     assert result.outlines == ["[]"]
+
+
+def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytester) -> None:
+    """A first test on ``idv_server`` (one call) leaves the parts it does not touch and
+    their libraries unloaded (issue 37): screening (rapidfuzz), the PDF report (fpdf2), the
+    pages (Jinja2), the hosted form, review and images, the dashboard, scenarios (YAML),
+    Faker (the start ships prebuilt) and the Python jsonschema."""
+    pytester.makepyfile(
+        """
+        import sys, httpx
+
+        LATER = ("rapidfuzz", "fpdf", "jinja2", "jsonschema", "faker", "yaml",
+                 "cryptography", "idv_mock.scenarios", "idv_mock.web.pages",
+                 "idv_mock.backend.parts.screening", "idv_mock.backend.parts.liveform",
+                 "idv_mock.backend.parts.records", "idv_mock.backend.parts.dashboard")
+
+        def test_first(idv_server):
+            r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},
+                          headers={"x-api-key": idv_server.api_key})
+            assert r.status_code == 200
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] in LATER
+                            or any(m == n or m.startswith(n + ".") for n in LATER))
+            print("LOADED", loaded)
+        """
+    )
+    result = pytester.runpytest_subprocess("-s", "-p", "no:faker", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert [line.split("LOADED ")[1] for line in result.outlines if "LOADED" in line] == ["[]"]
 
 
 def test_assert_called_shows_the_hints_and_wait_for_takes_event_names(
