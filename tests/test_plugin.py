@@ -113,43 +113,6 @@ def test_each_test_starts_from_the_seeded_state(pytester: pytest.Pytester) -> No
     result.assert_outcomes(passed=4)
 
 
-def test_the_first_test_sees_what_a_reset_gives(pytester: pytest.Pytester) -> None:
-    """The first ``idv_service`` skips the reset of a service started in its own setup:
-    what it creates, lists and is handed is what every later test (after a reset) gets."""
-    pytester.makepyfile(
-        """
-        import hashlib, httpx, pytest
-
-        @pytest.mark.parametrize("n", range(3))
-        def test_same(idv_server, idv_service, n):
-            made = idv_service.create_submission("default", {})
-            key = {"x-api-key": idv_server.api_key}
-            listed = httpx.get(idv_server.base_url + "/submission?count=5", headers=key).text
-            state = hashlib.sha256(idv_service.export_state_json()).hexdigest()
-            print("SEEN", made["submission_id"], hashlib.sha256(listed.encode()).hexdigest(), state)
-        """
-    )
-    result = pytester.runpytest_subprocess("-s", "-p", "no:randomly")
-    result.assert_outcomes(passed=3)
-    seen = [line.split("SEEN")[1] for line in result.outlines if "SEEN" in line]
-    assert len(seen) == 3 and seen[0] == seen[1] == seen[2]
-
-
-def test_a_project_made_before_the_first_reset_is_gone(pytester: pytest.Pytester) -> None:
-    """A test using only ``idv_project`` starts the service and adds to it: the next test's
-    ``idv_service`` resets (the skip holds within one setup only)."""
-    pytester.makepyfile(
-        """
-        def test_a(idv_project):
-            assert idv_project.project_id in idv_project.service.projects
-
-        def test_b(idv_service):
-            assert list(idv_service.projects) == ["default"]
-        """
-    )
-    pytester.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=2)
-
-
 def test_xdist_workers_are_isolated(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

@@ -59,18 +59,6 @@ LOOP = "asyncio"  # the event loop of the fixtures' servers (see serve_in_thread
 # the first use, so the fixtures build under ``idv_mock.ground.gc_pause.no_gc``.
 
 
-# A session service started during this test's setup is at its start already: the test's
-# ``idv_service`` skips the reset that would rebuild that same state (a few ms of a first
-# use). Forgotten when the setup ends, so a service any earlier test could touch is reset.
-_JUST_STARTED: set[int] = set()  # id() of such services
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
-    yield
-    _JUST_STARTED.clear()
-
-
 # --- running a server ---
 @dataclass
 class RunningServer:
@@ -182,7 +170,6 @@ def _idv_session_service(
 ) -> Iterator[Service]:
     with no_gc():
         service = _started_service(idv_service_config, pytestconfig)
-    _JUST_STARTED.add(id(service))
     yield service
     _coverage_taken(pytestconfig, service)
     service.close()
@@ -314,10 +301,7 @@ def idv_service(
         service = _own_service(idv_service_config, own)
     else:
         service = _idv_session_service
-        if id(service) in _JUST_STARTED:  # started in this setup: nothing ran on it yet
-            _JUST_STARTED.discard(id(service))
-        else:
-            service.reset(new_ids=False)  # each test the same ids, whatever ran before it
+        service.reset(new_ids=False)  # each test the same ids, whatever ran before it
     if options:
         service.update_project("default", {"options": options})
     scenario = request.node.get_closest_marker("idv_scenario")
