@@ -246,6 +246,34 @@ def test_importing_the_plugin_loads_nothing_heavy(pytester: pytest.Pytester) -> 
     assert result.outlines == ["[]"]
 
 
+def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytester) -> None:
+    """A first test on ``idv_server`` (one call) leaves the parts it does not touch and
+    their libraries unloaded (issue 37): screening (rapidfuzz), the PDF report (fpdf2), the
+    pages (Jinja2), the hosted form, review and images, the dashboard, scenarios (YAML),
+    Faker (the start ships prebuilt) and the Python jsonschema."""
+    pytester.makepyfile(
+        """
+        import sys, httpx
+
+        LATER = ("rapidfuzz", "fpdf", "jinja2", "jsonschema", "faker", "yaml",
+                 "cryptography", "idv_mock.scenarios", "idv_mock.web.pages",
+                 "idv_mock.backend.parts.screening", "idv_mock.backend.parts.liveform",
+                 "idv_mock.backend.parts.records", "idv_mock.backend.parts.dashboard")
+
+        def test_first(idv_server):
+            r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},
+                          headers={"x-api-key": idv_server.api_key})
+            assert r.status_code == 200
+            loaded = sorted(m for m in sys.modules if m.split(".")[0] in LATER
+                            or any(m == n or m.startswith(n + ".") for n in LATER))
+            print("LOADED", loaded)
+        """
+    )
+    result = pytester.runpytest_subprocess("-s", "-p", "no:faker", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert [line.split("LOADED ")[1] for line in result.outlines if "LOADED" in line] == ["[]"]
+
+
 def test_assert_called_shows_the_hints_and_wait_for_takes_event_names(
     pytester: pytest.Pytester,
 ) -> None:

@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from idv_mock.backend import AdminNotRegistered, NotFound, Project
 from idv_mock.backend.edits import PATCH_NAMES, first_invalid
-from idv_mock.backend.parts.records import NotReviewable
+from idv_mock.backend.exceptions import NotReviewable
 from idv_mock.ground import schemas
 from idv_mock.ground.errors import REVIEW as ERR
 from idv_mock.serving.http import json_response, parse_json, project_of, query_lists, service_of

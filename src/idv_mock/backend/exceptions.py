@@ -49,3 +49,13 @@ class NoThreshold(BackendError):
 
 class Inactive(BackendError):
     """The worklist exists but does not accept new records."""
+
+
+class NotReviewable(BackendError):
+    """POST /submission/review refused: ``reason`` is ``agent`` (the project's reviewer is
+    not the client) or ``not_pending``. Here, not in ``parts/records.py``, so the API layer
+    names it without loading that part."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

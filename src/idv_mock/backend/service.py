@@ -17,9 +17,10 @@ the attribute of a part share its name).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, ClassVar
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
@@ -45,11 +46,7 @@ from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME,
 from idv_mock.backend.parts.calls import Calls
 from idv_mock.backend.parts.clocks import Clocks
 from idv_mock.backend.parts.coverage import Coverage
-from idv_mock.backend.parts.dashboard import Dashboard
 from idv_mock.backend.parts.delivery import Delivery
-from idv_mock.backend.parts.liveform import Liveform
-from idv_mock.backend.parts.records import Records
-from idv_mock.backend.parts.screening import Screening
 from idv_mock.backend.parts.tokens import Tokens
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
@@ -62,6 +59,14 @@ from idv_mock.ground.clock import Clock, iso, stamp
 from idv_mock.ground.gc_pause import no_gc
 from idv_mock.ground.jsondepth import STATE_DEPTH, STATE_MESSAGE, too_deep
 from idv_mock.ground.progress import SILENT, Progress
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from idv_mock.backend.parts.dashboard import Dashboard
+    from idv_mock.backend.parts.liveform import Liveform
+    from idv_mock.backend.parts.records import Records
+    from idv_mock.backend.parts.screening import Screening
 
 Submission = dict[str, Any]
 POST_SEED = 1_000_003  # the factory's seed offset for everything created after seeding
@@ -115,18 +120,18 @@ class Service:
         self.calls = Calls(core)
         self.delivery = Delivery(core)
         self.tokens = Tokens(core)
-        self.records = Records(core, self._create_checked)
-        self.liveform = Liveform(core, self.clocks, self._create_checked)
-        self.screening = Screening(core, self.create_submission)
-        self.dashboard = Dashboard(core, self.clocks)
+        # records, liveform, screening and dashboard are built on first use (the
+        # properties below): a test that never touches them does not import them
+        self._parts: dict[str, Any] = {}
+        self._parts_lock = threading.Lock()  # two threads' first use build one part
         # what each kind of due item does when a project's clock reaches it (docs/time.md)
-        self.clocks.on("token_expiry", self.liveform.expire_token)
-        self.clocks.on("incomplete_timeout", self.liveform.time_out_form)
+        self.clocks.on("token_expiry", self._expire_token)
+        self.clocks.on("incomplete_timeout", self._time_out_form)
         self.clocks.on(
             "monitoring_cycle",
-            self.screening.monitoring_cycle,
-            self.screening.idle_cycle,
-            self.screening.prepare_cycle,
+            self._monitoring_cycle,
+            self._idle_cycle,
+            self._prepare_cycle,
         )
         webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
         webhooks.now = self.clocks.webhook_now  # and its delivery delays
@@ -149,6 +154,65 @@ class Service:
         self._start_clock = self.clock.export()
         self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
+
+    # --- the parts built on first use ---
+    def _part(self, name: str, build: Callable[[], Any]) -> Any:
+        part = self._parts.get(name)
+        if part is None:
+            with self._parts_lock:
+                part = self._parts.get(name)
+                if part is None:
+                    part = self._parts[name] = build()
+        return part
+
+    @property
+    def records(self) -> Records:
+        """Review, images and migration (``parts/records.py``)."""
+        from idv_mock.backend.parts.records import Records
+
+        return self._part("records", lambda: Records(self._core, self._create_checked))  # type: ignore[no-any-return]
+
+    @property
+    def liveform(self) -> Liveform:
+        """The hosted form's links, sessions and tokens (``parts/liveform.py``)."""
+        from idv_mock.backend.parts.liveform import Liveform
+
+        build = lambda: Liveform(self._core, self.clocks, self._create_checked)  # noqa: E731
+        return self._part("liveform", build)  # type: ignore[no-any-return]
+
+    @property
+    def screening(self) -> Screening:
+        """AML screening and monitoring (``parts/screening.py``)."""
+        from idv_mock.backend.parts.screening import Screening
+
+        return self._part("screening", lambda: Screening(self._core, self.create_submission))  # type: ignore[no-any-return]
+
+    @property
+    def dashboard(self) -> Dashboard:
+        """What the dashboard reads (``parts/dashboard.py``)."""
+        from idv_mock.backend.parts.dashboard import Dashboard
+
+        return self._part("dashboard", lambda: Dashboard(self._core, self.clocks))  # type: ignore[no-any-return]
+
+    # the clock's rules, handed to the part when one falls due (its first use)
+    def _expire_token(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
+        return self.liveform.expire_token(project, detail, at)
+
+    def _time_out_form(self, project: Project, detail: dict[str, Any], at: datetime) -> list[str]:
+        return self.liveform.time_out_form(project, detail, at)
+
+    def _monitoring_cycle(
+        self, project: Project, detail: dict[str, Any], at: datetime
+    ) -> list[str]:
+        return self.screening.monitoring_cycle(project, detail, at)
+
+    def _idle_cycle(self, project: Project, detail: dict[str, Any]) -> timedelta | None:
+        from idv_mock.backend.parts.screening import Screening
+
+        return Screening.idle_cycle(project, detail)
+
+    def _prepare_cycle(self, project: Project, detail: dict[str, Any]) -> Callable[[], None] | None:
+        return self.screening.prepare_cycle(project, detail)
 
     def _observe_webhook(
         self, project_id: str, what: str, receiver: str | None, first: bool

@@ -12,7 +12,7 @@ from typing import Any
 
 from idv_mock.backend import derive, duplicates, edits, events, images
 from idv_mock.backend.core import Core
-from idv_mock.backend.exceptions import AdminNotRegistered, BackendError
+from idv_mock.backend.exceptions import AdminNotRegistered, NotReviewable
 from idv_mock.backend.projects import Project
 from idv_mock.ground.clock import iso, stamp
 
@@ -21,14 +21,6 @@ Submission = dict[str, Any]
 Create = Callable[[Project, dict[str, Any]], Submission]
 # what a migrated submission never has: no OCR is run and no image is sent (endpoints.md 10.3)
 NOT_MIGRATED = ("OCR_raw", "ocr")
-
-
-class NotReviewable(BackendError):
-    """``reason``: ``agent`` (the project's reviewer is not the client) or ``not_pending``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class Records:
