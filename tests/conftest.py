@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -251,3 +251,23 @@ def some_submission(service: Service, index: int = 0) -> dict[str, Any]:
     store = service.project("default").store
     subs = sorted(store, key=lambda s: s["created_at"], reverse=True)
     return subs[index]
+
+
+def walk_pages(
+    client: httpx.Client,
+    query: Mapping[str, Any] | None = None,
+    *,
+    url: str = "/v3/submission",
+    headers: Mapping[str, str] | None = None,
+) -> Iterator[httpx.Response]:
+    """Every page of a submission list as an integrator walks it: each next page asked for
+    with the same ``query`` plus the previous page's ``nextpageKey`` as ``nextpage_id`` and
+    ``nextpage_date``, until a page carries none (an error answer ends the walk)."""
+    params = dict(query or {})
+    while True:
+        answer = client.get(url, params=params, headers=headers)
+        yield answer
+        after = answer.json().get("nextpageKey")
+        if after is None:
+            return
+        params = {**(query or {}), "nextpage_id": after["id"], "nextpage_date": after["created_at"]}

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conftest import FormClient
+from conftest import FormClient, walk_pages
 from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
 from idv_mock.transport import ASGITransport
@@ -53,14 +53,10 @@ def ui_pages(ui: httpx.Client, url: str) -> list[list[str]]:
 
 
 def api_pages(ui: httpx.Client, **query: str) -> list[list[str]]:
-    pages, params = [], dict(query)
-    while True:
-        body = ui.get("/v3/submission", params=params, headers={"x-api-key": KEY}).json()
-        pages.append([item["submission_id"] for item in body["Items"]])
-        key = body.get("nextpageKey")
-        if key is None:
-            return pages
-        params.update(nextpage_id=key["id"], nextpage_date=key["created_at"])
+    return [
+        [item["submission_id"] for item in answer.json()["Items"]]
+        for answer in walk_pages(ui, query, headers={"x-api-key": KEY})
+    ]
 
 
 def test_every_seeded_submission_has_a_page_that_shows_it(ui: httpx.Client) -> None:

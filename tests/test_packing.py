@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-from conftest import HEADERS
+from conftest import HEADERS, walk_pages
 from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
 from idv_mock.backend import store as store_module
@@ -52,19 +52,9 @@ def _client(service: Service) -> InProcessClient:
 
 
 def _pages(client: httpx.Client, count: int) -> Iterator[bytes]:
-    params = {"count": str(count)}
-    while True:
-        answer = client.get("/v3/submission", params=params)
+    for answer in walk_pages(client, {"count": str(count)}):
         assert answer.status_code == 200
         yield answer.content
-        after = answer.json().get("nextpageKey")
-        if after is None:
-            return
-        params = {
-            "count": str(count),
-            "nextpage_id": after["id"],
-            "nextpage_date": after["created_at"],
-        }
 
 
 def _reads(service: Service, every: int = 1) -> Iterator[tuple[str, bytes]]:

@@ -16,7 +16,7 @@ from contextlib import ExitStack
 import httpx
 import pytest
 
-from conftest import HEADERS, LiveServer
+from conftest import HEADERS, LiveServer, walk_pages
 from idv_mock import Service, ServiceConfig
 from idv_mock.backend import prebuilt
 from idv_mock.ground.compat import version_numbers
@@ -70,18 +70,9 @@ def _bodies(client: httpx.Client, service: Service) -> Iterator[tuple[str, bytes
         yield from _get(client, {"userid": sub["userid"]})
         yield from _get(client, {"email": sub["email"]})
     for count in (1, 7, 50):  # every page, followed by its nextpageKey
-        params: dict[str, str] = {"count": str(count)}
-        while True:
-            (item,) = _get(client, params)
-            yield item
-            after = httpx.Response(200, content=item[1]).json().get("nextpageKey")
-            if after is None:
-                break
-            params = {
-                "count": str(count),
-                "nextpage_id": after["id"],
-                "nextpage_date": after["created_at"],
-            }
+        for answer in walk_pages(client, {"count": str(count)}):
+            params = sorted(answer.request.url.params.items())
+            yield f"{answer.status_code} {params}", answer.content
 
 
 def _get(client: httpx.Client, params: dict[str, str]) -> Iterator[tuple[str, bytes]]:

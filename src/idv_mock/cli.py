@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -642,15 +644,22 @@ def _final_save(state: StateFile) -> int:
 
 def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
     """uvicorn as the throughput figures assume it: its ``auto`` loop and HTTP parser pick
-    uvloop and httptools (installed with the mock), and the access log is off by default."""
+    uvloop and httptools (installed with the mock), and the access log is off by default.
+    Once it accepts, the service's Faker is built on a daemon thread (:func:`_warm_up`)."""
     import gc
 
     import uvicorn
 
     from idv_mock.api.timeouts import timed
 
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                _warm_up(app.state.service)
+
     gc.freeze()  # the process's long-lived start state need not be walked by every collection
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
@@ -659,6 +668,19 @@ def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
         http=timed(args.request_timeout) if args.request_timeout > 0 else "auto",
         ws="none",  # the mock serves no websockets (nor loads a websockets library for them)
     )
+    server = Server(config)
+    with contextlib.suppress(KeyboardInterrupt):  # as uvicorn.run: Ctrl-C ends it quietly
+        server.run()
+    if not server.started:
+        raise SystemExit(3)  # as uvicorn.run: the server never started
+
+
+def _warm_up(service: Any) -> threading.Thread:
+    """Build the factory's Faker off the event loop and before any request needs it: the
+    first submission a server creates would otherwise load it inside that request."""
+    thread = threading.Thread(target=service.factory.warm, name="idv-mock-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from browser.conftest import Shot, new_page, shooter
 from browser.test_liveform_browser import finish, walk_to_tester
+from conftest import walk_pages
 
 UI = "/__admin/ui"
 
@@ -171,15 +172,11 @@ def test_pages_over_120_submissions_are_the_apis_pages(
 
 
 def api_pages(server: Any, **query: str) -> list[list[str]]:
-    pages, params = [], dict(query)
     with httpx.Client(base_url=server.base_url, headers={"x-api-key": server.api_key}) as client:
-        while True:
-            body = client.get("/submission", params=params).json()
-            pages.append([item["submission_id"] for item in body["Items"]])
-            key = body.get("nextpageKey")
-            if key is None:
-                return pages
-            params.update(nextpage_id=key["id"], nextpage_date=key["created_at"])
+        return [
+            [item["submission_id"] for item in answer.json()["Items"]]
+            for answer in walk_pages(client, query, url="/submission")
+        ]
 
 
 def test_the_clock_form_advances_the_project_clock_from_a_browser(

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import itertools
 import string
+import threading
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -86,10 +87,20 @@ IDENTITY_KEYS = (
 )
 
 
-@functools.cache
+_PROTOTYPE_LOCK = threading.Lock()
+
+
 def _prototype() -> Faker:
-    """One Faker of the mock's locales, made once: Faker's internals it touches (the
-    listing of locale folders, it_IT's city order) are behind ``idv_mock.ground.compat``."""
+    """The one Faker of the mock's locales; a server's warm-up thread and a request (or two
+    services' threads) asking at once wait for one build instead of making two."""
+    with _PROTOTYPE_LOCK:
+        return _made_prototype()
+
+
+@functools.cache
+def _made_prototype() -> Faker:
+    """Faker's internals this touches (the listing of locale folders, it_IT's city order)
+    are behind ``idv_mock.ground.compat``."""
     from faker import Faker
 
     with compat.faker_listing_cached():
@@ -108,6 +119,8 @@ class SubmissionFactory(CheckParts):
         # made on first use (a service started from a saved start state may never need it)
         self._faker: Faker | None = None
         self._faker_seed = seed
+        # the warm-up thread (warm) and a request build one Faker, seeded as the last reseed
+        self._faker_lock = threading.Lock()
         self._nations = list(LOCALES)
         self._cum_weights = list(itertools.accumulate(w for _, w in LOCALES.values()))
         self._pools: dict[str, PooledLocale] | None = None
@@ -118,10 +131,21 @@ class SubmissionFactory(CheckParts):
     def faker(self) -> Faker:
         """The seeded Faker, built on first use: a copy of the prototype (building a Faker
         costs ~30 ms per locale), seeded as the last ``reseed`` asked."""
-        if self._faker is None:
-            self._faker = copy.deepcopy(_prototype())
-            self._faker.seed_instance(self._faker_seed)
-        return self._faker
+        found = self._faker
+        if found is None:
+            with self._faker_lock:
+                if self._faker is None:
+                    made = copy.deepcopy(_prototype())
+                    made.seed_instance(self._faker_seed)
+                    self._faker = made
+                found = self._faker
+        return found
+
+    def warm(self) -> None:
+        """Build the Faker now, off any request (``idv-mock serve`` calls this on a daemon
+        thread once it accepts), so the first creation does not load it (seconds on a busy
+        machine); a creation arriving before it ends waits for this one build."""
+        _ = self.faker
 
     def reseed(self, seed: int, *, new_ids: bool = False) -> None:
         """Start the same sequence again as a new factory with ``seed`` would (cheaply).
@@ -132,9 +156,10 @@ class SubmissionFactory(CheckParts):
         are not handed out again.
         """
         self.rng.seed(seed)
-        self._faker_seed = seed
-        if self._faker is not None:
-            self._faker.seed_instance(seed)
+        with self._faker_lock:  # not between a build's copy and its seeding
+            self._faker_seed = seed
+            if self._faker is not None:
+                self._faker.seed_instance(seed)
         if self._epoch or new_ids:
             self._generation += 1
             self._id_salt = _id_salt(self._epoch, self._generation)
