@@ -676,9 +676,18 @@ def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
 
 
 def _warm_up(service: Any) -> threading.Thread:
-    """Build the factory's Faker off the event loop and before any request needs it: the
-    first submission a server creates would otherwise load it inside that request."""
-    thread = threading.Thread(target=service.factory.warm, name="idv-mock-warm-up", daemon=True)
+    """Build the factory's Faker and the creation's schema checks off the event loop and
+    before any request needs them: the first submission a server creates would otherwise
+    load them inside that request (Faker ~0.14 s of CPU, jsonschema ~0.075 s)."""
+
+    def warm() -> None:
+        from idv_mock.ground import schemas
+
+        service.factory.warm()
+        for name in ("submission_fields.json", "submission.json"):
+            schemas.is_valid(name, {})  # builds and caches the validator
+
+    thread = threading.Thread(target=warm, name="idv-mock-warm-up", daemon=True)
     thread.start()
     return thread
 
