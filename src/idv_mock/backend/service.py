@@ -263,7 +263,7 @@ class Service:
         def create(overrides: dict[str, Any], when: datetime) -> Submission:
             return self._create(project, overrides, when, mirrored=shared)
 
-        with self.factory.pooled(cfg.seed_count):
+        with self.factory.pooled(cfg.seed_count), project.store.packing_behind():
             seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, progress)
         self.factory.reseed(cfg.random_seed + POST_SEED)
         opened = iso(self.clock.peek())
