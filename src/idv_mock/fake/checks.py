@@ -3,6 +3,7 @@ capture signals and pre-verification, as the applicant's flow would have left th
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -170,6 +171,7 @@ _CAMERA_STEPS = tuple(
 )
 
 
+@functools.lru_cache(maxsize=1024)  # asked twice a submission, of a dozen codes
 def real_country(code: str) -> str:
     """``code`` when it is an ISO 3166-1 alpha-3 code, else :data:`FALLBACK_COUNTRY`."""
     from idv_mock.ground import schemas  # loaded on first use
