@@ -23,6 +23,24 @@ IMAGE_HOST = "https://storage.idv-mock.local"
 class CheckParts(Draws):
     """Builders of the check parts; the submission factory adds identity and data."""
 
+    # ``iso`` of the moment the last ``_iso_after`` was asked about, in parts (see there)
+    _iso_of: tuple[datetime | None, str, int, str] = (None, "", 0, "")
+
+    def _iso_after(self, when: datetime, seconds: int) -> str:
+        """``iso(when + timedelta(seconds=seconds))``: a submission's check parts hold a dozen
+        times a few minutes before its ``when``, so ``when`` is formatted once and each of
+        them put together from its date, a table's hours and minutes, and its milliseconds."""
+        moment, day, second, tail = self._iso_of
+        if moment is not when:
+            text = iso(when)
+            moment, day, tail = when, text[:11], text[19:]
+            second = when.hour * 3600 + when.minute * 60 + when.second
+            self._iso_of = (moment, day, second, tail)
+        at = second + seconds
+        if 0 <= at < 86_400:  # the same day
+            return f"{day}{_HOURS_MINUTES[at // 60]}{_SECONDS[at % 60]}{tail}"
+        return iso(when + timedelta(seconds=seconds))
+
     def _kyc(
         self, ident: dict[str, str], result: str, when: datetime, sid: str, tries: int | None = None
     ) -> dict[str, Any]:
@@ -39,12 +57,12 @@ class CheckParts(Draws):
         return {"result": result, **reason, "attempts": attempts, "retry": retry}
 
     def _attempt(self, n: int, ident: dict[str, str], when: datetime, sid: str) -> dict[str, Any]:
-        start = when - timedelta(seconds=90 * (4 - n))
+        start = -90 * (4 - n)  # seconds before ``when``
         draw = self.rng.random
         return {
             "attemptCnt": n,
-            "step1Time1st": iso(start),
-            "step2Time1st": iso(start + timedelta(seconds=self.rng.randint(10, 60))),
+            "step1Time1st": self._iso_after(when, start),
+            "step2Time1st": self._iso_after(when, start + self.rng.randint(10, 60)),
             "ocrResult": "success",
             "verificationResult": "success",
             "verification": {
@@ -119,11 +137,12 @@ class CheckParts(Draws):
         }
 
     def _signals(self, when: datetime) -> dict[str, Any]:
-        click = when - _BEFORE_CLICK
+        at = self._iso_after
+        click = -_BEFORE_CLICK  # seconds before ``when``
         camera = [
             {
-                "processStartTime": iso(click + start),
-                "processEndTime": iso(click + end),
+                "processStartTime": at(when, click + start),
+                "processEndTime": at(when, click + end),
                 "type": step,
                 "error": None,
             }
@@ -137,7 +156,7 @@ class CheckParts(Draws):
                 {"ageRange": {"high": age + 4, "median": age, "low": age - 4}, "source": "selfie"}
             ],
             "cameraProcessInfo": camera,
-            "startButtonClickTime": iso(click),
+            "startButtonClickTime": at(when, click),
             "confidence": {
                 "finalData": conf,
                 "ocrData": dict(conf),
@@ -162,13 +181,17 @@ class CheckParts(Draws):
 _SPAN_60, _SPAN_70, _SPAN_50 = 0.99 - 0.6, 0.99 - 0.7, 0.99 - 0.5
 _SPAN_70_100 = 1.0 - 0.7
 _CONFIDENT = ("full_name", "date_of_birth", "documentNumber")
-_BEFORE_CLICK = timedelta(seconds=300)
+_BEFORE_CLICK = 300  # seconds
 _CAMERA_STEPS = tuple(
-    (step, timedelta(seconds=20 * i + 5), timedelta(seconds=20 * i + 15))
+    (step, 20 * i + 5, 20 * i + 15)
     for i, step in enumerate(
         ("idcard-front-capture", "idcard-back-capture", "id-document-face-active")
     )
 )
+
+
+_HOURS_MINUTES = tuple(f"{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+_SECONDS = tuple(f"{s:02d}" for s in range(60))
 
 
 @functools.lru_cache(maxsize=1024)  # asked twice a submission, of a dozen codes
