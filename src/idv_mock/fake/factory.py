@@ -36,6 +36,7 @@ __all__ = [
     "POOL_FROM",
     "SubmissionFactory",
     "deep_merge",
+    "merge_into",
     "not_screened",
     "real_country",
 ]
@@ -458,6 +459,18 @@ def not_screened() -> dict[str, Any]:
         "risk_level_summary": "Not Screened",
         "currentstatus": "Not Screened",
     }
+
+
+def merge_into(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``deep_merge`` done in ``base`` itself (a freshly built submission no one else
+    holds), without copying it: the same keys in the same order."""
+    for key, value in overrides.items():
+        found = base.get(key)
+        if isinstance(value, dict) and isinstance(found, dict):
+            merge_into(found, value)
+        else:
+            base[key] = value
+    return base
 
 
 def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
