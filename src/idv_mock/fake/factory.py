@@ -296,8 +296,7 @@ class SubmissionFactory(CheckParts):
 
     def _email(self, ident: dict[str, str]) -> str:
         en = self._locale("en_US")
-        local = ident["full_name_en"].lower().replace(" ", ".")
-        local = "".join(c for c in local if c.isascii() and (c.isalnum() or c == "."))
+        local = ".".join(map(_email_word, ident["full_name_en"].split(" ")))
         return f"{local or 'user'}{self.rng.randint(1, 999)}@{en.free_email_domain()}"
 
     def _data(
@@ -407,6 +406,13 @@ _EN_US = ("en_US", 0)  # the locale of a nationality the mock has none for
 # ``data``'s identity fields, in their order (the document's type and number come later)
 _DATA_IDENTITY = tuple(k for k in IDENTITY_KEYS if k not in {"idType", "documentNumber"})
 _data_identity = operator.itemgetter(*_DATA_IDENTITY)
+
+
+@functools.lru_cache(maxsize=8192)  # the words of pooled names, asked again and again
+def _email_word(word: str) -> str:
+    """A name's word as an e-mail's local part has it: lower-case ASCII letters, digits
+    and dots (the words are joined by dots)."""
+    return "".join(c for c in word.lower() if c.isascii() and (c.isalnum() or c == "."))
 
 
 def _id_salt(epoch: int, generation: int) -> int:
