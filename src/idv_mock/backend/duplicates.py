@@ -125,6 +125,8 @@ class DuplicateIndex:
         )
 
     def _ordered(self, ids: list[str]) -> list[str]:
+        if not ids:  # most new submissions duplicate nothing
+            return []
         return sorted(set(ids), key=self.seq.__getitem__)
 
     def export_exclusions(self) -> dict[str, list[str]]:

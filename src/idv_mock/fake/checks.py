@@ -23,23 +23,34 @@ IMAGE_HOST = "https://storage.idv-mock.local"
 class CheckParts(Draws):
     """Builders of the check parts; the submission factory adds identity and data."""
 
-    # ``iso`` of the moment the last ``_iso_after`` was asked about, in parts (see there)
-    _iso_of: tuple[datetime | None, str, int, str] = (None, "", 0, "")
+    # the moment ``_iso_after`` and ``_stamp_after`` were last asked about, in parts: its
+    # date, its second of the day and its milliseconds (see there)
+    _parts_of: tuple[datetime | None, str, int, str] = (None, "", 0, "")
 
     def _iso_after(self, when: datetime, seconds: int) -> str:
-        """``iso(when + timedelta(seconds=seconds))``: a submission's check parts hold a dozen
-        times a few minutes before its ``when``, so ``when`` is formatted once and each of
-        them put together from its date, a table's hours and minutes, and its milliseconds."""
-        moment, day, second, tail = self._iso_of
-        if moment is not when:
-            text = iso(when)
-            moment, day, tail = when, text[:11], text[19:]
-            second = when.hour * 3600 + when.minute * 60 + when.second
-            self._iso_of = (moment, day, second, tail)
-        at = second + seconds
+        """``iso(when + timedelta(seconds=seconds))``: a submission holds a dozen times a
+        few minutes before its ``when``, so ``when`` is formatted once and each of them put
+        together from its date, a table's hours and minutes, and its milliseconds."""
+        day, at, ms = self._moment_parts(when, seconds)
         if 0 <= at < 86_400:  # the same day
-            return f"{day}{_HOURS_MINUTES[at // 60]}{_SECONDS[at % 60]}{tail}"
+            return f"{day}T{_HOURS_MINUTES[at // 60]}:{_SECONDS[at % 60]}.{ms}Z"
         return iso(when + timedelta(seconds=seconds))
+
+    def _stamp_after(self, when: datetime, seconds: int) -> str:
+        """``stamp(when + timedelta(seconds=seconds))``, as ``_iso_after`` makes it."""
+        day, at, ms = self._moment_parts(when, seconds)
+        if 0 <= at < 86_400:
+            return f"{day}-{_HOURS_MINUTES_DASHED[at // 60]}-{_SECONDS[at % 60]}-{ms}"
+        return stamp(when + timedelta(seconds=seconds))
+
+    def _moment_parts(self, when: datetime, seconds: int) -> tuple[str, int, str]:
+        moment, day, second, ms = self._parts_of
+        if moment is not when:
+            text = when.isoformat(timespec="milliseconds")  # YYYY-MM-DDTHH:MM:SS.mmm
+            moment, day, ms = when, text[:10], text[20:23]
+            second = when.hour * 3600 + when.minute * 60 + when.second
+            self._parts_of = (moment, day, second, ms)
+        return day, second + seconds, ms
 
     def _kyc(
         self, ident: dict[str, str], result: str, when: datetime, sid: str, tries: int | None = None
@@ -167,7 +178,7 @@ class CheckParts(Draws):
     def _pre_verification(self, ip: str, ident: dict[str, str], when: datetime) -> dict[str, Any]:
         return {
             "request_id": self.uuid(),
-            "created_at": stamp(when - timedelta(seconds=320)),
+            "created_at": self._stamp_after(when, -320),
             "ip_address": ip,
             "fraud_score": self.score(0, 40),
             "attempts_frequency": "FirstSeen",
@@ -190,7 +201,8 @@ _CAMERA_STEPS = tuple(
 )
 
 
-_HOURS_MINUTES = tuple(f"{h:02d}:{m:02d}:" for h in range(24) for m in range(60))
+_HOURS_MINUTES = tuple(f"{h:02d}:{m:02d}" for h in range(24) for m in range(60))
+_HOURS_MINUTES_DASHED = tuple(f"{h:02d}-{m:02d}" for h in range(24) for m in range(60))
 _SECONDS = tuple(f"{s:02d}" for s in range(60))
 
 

@@ -271,7 +271,7 @@ class SubmissionFactory(CheckParts):
             "duplicated_information": "",
             "custom_duplicated_information": "",
             "applicant_id": self.hex(24),  # replaced by the project's (derive.identity_ids)
-            "created_at": stamp(when),
+            "created_at": self._stamp_after(when, 0),
             "kyc_result_at": kyc_at,
             "updated_at": kyc_at,
             "pending_at": "",
