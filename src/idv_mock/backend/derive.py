@@ -83,7 +83,7 @@ def person(sub: Submission) -> tuple[str, ...] | None:
     """The four values both ids are made from, normalised (NFKC, case and spacing of the
     name; upper-case nationality), or None when one is not known."""
     data = sub.get("data") or {}
-    name, birth, gender, nationality = (str(data.get(k) or "") for k in PERSON_FIELDS)
+    name, birth, gender, nationality = [str(data.get(k) or "") for k in PERSON_FIELDS]
     four = (
         " ".join(unicodedata.normalize("NFKC", name).casefold().split()),
         birth.strip(),
