@@ -71,7 +71,10 @@ class Packer:
     def pack_many(self, blobs: list[bytes]) -> list[bytes]:
         """Each of ``blobs`` packed, as ``pack`` packs it (the same bytes), in one call that
         holds no GIL: on a second thread it runs beside the thread building submissions."""
-        found = self._contexts()[0].multi_compress_to_buffer(blobs, threads=1)
+        compressor = self._contexts()[0]
+        if self._zstd.backend != "cext":  # the batch call is the C extension's only
+            return [bytes(memoryview(compressor.compress(blob))) for blob in blobs]
+        found = compressor.multi_compress_to_buffer(blobs, threads=1)
         return [found[i].tobytes() for i in range(len(blobs))]
 
 
