@@ -162,3 +162,21 @@ def test_seeded_bytes_are_the_recorded_ones(case: str) -> None:
 
 if __name__ == "__main__":  # print the digests of the current code, to record them
     print(repr({version("faker"): {case: _digests(make()) for case, make in CASES.items()}}))
+
+
+def test_round2_is_round_to_two_places() -> None:
+    """The seeded scores' rounding (``draws.round2``) gives ``round(x, 2)``'s float for
+    every value: random ones over the ranges drawn, and those at and next to each tie."""
+    import math
+    import random
+
+    from idv_mock.fake.draws import round2
+
+    rng = random.Random(37)
+    values = [rng.uniform(0, 100) for _ in range(300_000)]
+    values += [rng.uniform(0, 1) for _ in range(100_000)]
+    for n in range(0, 100_000, 7):
+        tie = (n + 0.5) / 100
+        values += [tie, math.nextafter(tie, 0), math.nextafter(tie, math.inf)]
+    differ = [x for x in values if round2(x) != round(x, 2) or str(round2(x)) != str(round(x, 2))]
+    assert differ == []

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.fake import codes
-from idv_mock.fake.draws import Draws
+from idv_mock.fake.draws import Draws, round2
 from idv_mock.ground.clock import iso, stamp
 
 # where a nationality is no ISO 3166-1 alpha-3 code (the control API stores any three
@@ -99,13 +99,13 @@ class CheckParts(Draws):
                 "documentNumber": ident["documentNumber"],
             },
             # score(0.6, 0.99), score(0.7, 0.99) three times, score(0.5, 0.99), inlined
-            "faceSimilarityScore": round(0.6 + _SPAN_60 * draw(), 2),
+            "faceSimilarityScore": round2(0.6 + _SPAN_60 * draw()),
             "selfieImage": f"{IMAGE_HOST}/{sid}/selfie_{n}.jpg",
-            "livenessScore": round(0.7 + _SPAN_70 * draw(), 2),
+            "livenessScore": round2(0.7 + _SPAN_70 * draw()),
             "liveness": {
-                "score": round(0.7 + _SPAN_70 * draw(), 2),
-                "probability": round(0.7 + _SPAN_70 * draw(), 2),
-                "quality": round(0.5 + _SPAN_50 * draw(), 2),
+                "score": round2(0.7 + _SPAN_70 * draw()),
+                "probability": round2(0.7 + _SPAN_70 * draw()),
+                "quality": round2(0.5 + _SPAN_50 * draw()),
             },
         }
 
@@ -160,7 +160,7 @@ class CheckParts(Draws):
             for step, start, end in _CAMERA_STEPS
         ]
         draw = self.rng.random  # score(0.7, 1.0) for each, inlined
-        conf = {k: round(0.7 + _SPAN_70_100 * draw(), 2) for k in _CONFIDENT}
+        conf = {k: round2(0.7 + _SPAN_70_100 * draw()) for k in _CONFIDENT}
         age = self.rng.randint(20, 60)
         return {
             "faceAge": [

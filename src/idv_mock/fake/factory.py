@@ -23,7 +23,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
-from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
+from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale, round2
 from idv_mock.fake.romanize import romanize
 from idv_mock.ground import compat, schemas
 from idv_mock.ground.clock import stamp
@@ -377,7 +377,7 @@ class SubmissionFactory(CheckParts):
         bottom = y + (18 + int(draw() * 23))
         return {
             "value": value,
-            "score": round(0.7 + _OCR_SCORE_SPAN * draw(), 2),
+            "score": round2(0.7 + _OCR_SCORE_SPAN * draw()),
             "accepted": True,
             "coordinates": {
                 "first": {"x": x, "y": y},
