@@ -85,11 +85,28 @@ def _created() -> Service:
     return service
 
 
+def _form() -> Service:
+    """The hosted form's creations: nothing invented that only the link or applicant gives,
+    the applicant's tries (none: no selfie either)."""
+    service = Service(ServiceConfig(seed_count=3, random_seed=13))
+    project = service.project("default")
+    given: list[dict[str, object]] = [
+        {"userid": "form_user", "email": "form@example.com"},
+        {"data": {"full_name": "손 예준", "nationality": "KOR", "phoneNumber": "010-1234-5678"}},
+        {"data": {"nationality": "VNM", "idType": "foreign_registrator"}},
+    ]
+    for tries in (0, 1, 2, 3):
+        for overrides in given:
+            service._create_checked(project, dict(overrides), invent=False, tries=tries)
+    return service
+
+
 CASES: dict[str, Callable[[], Service]] = {
     "seed0-2500": _large,
     "seed7-300": _seed_seven,
     "masked-200": _masked,
     "created": _created,
+    "form": _form,
 }
 
 # Faker version -> case -> project id (or "export_state") -> block digests
@@ -144,6 +161,7 @@ GOLDEN: dict[str, dict[str, dict[str, list[str]]]] = {
             "p": ["1e88231fcca478a6"],
             "export_state": ["c70f03648ce72514"],
         },
+        "form": {"default": ["269c375268f77f43"], "export_state": ["8324d8defff521db"]},
     }
 }
 
