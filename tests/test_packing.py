@@ -20,7 +20,7 @@ from conftest import HEADERS, walk_pages
 from idv_mock import Service, ServiceConfig
 from idv_mock.api.app import create_app
 from idv_mock.backend import store as store_module
-from idv_mock.backend.packing import PACK_FROM, is_packed
+from idv_mock.backend.packing import PACK_FROM, Behind, is_packed
 from idv_mock.backend.store import Selection
 from idv_mock.tools import persistence
 from idv_mock.transport import ASGITransport, InProcessClient
@@ -106,6 +106,36 @@ def test_a_large_store_keeps_its_submissions_packed(pair: tuple[Service, Service
     assert not any(map(is_packed, plain.blobs.values()))
     size = sum(len(packed.blobs[sid]) for sid in past)
     assert size < 0.2 * sum(len(plain.blobs[sid]) for sid in past)
+
+
+def test_seeding_packs_in_batches_on_a_second_thread_to_the_same_bytes(
+    pair: tuple[Service, Service],
+) -> None:
+    """Seeding hands packing to a worker in batches (``packing.Behind``): with batches of
+    64, several come back while seeding goes on; every one ends packed, reading the same."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Behind, "BATCH", 64)
+        service = Service(CONFIG)
+    store, packed = service.project("default").store, pair[0].project("default").store
+    assert store.behind is None and not store.pack_behind
+    assert sum(map(is_packed, store.blobs.values())) == SIZE - PACK_FROM
+    assert list(store.all_json()) == list(packed.all_json())
+    service.close()
+
+
+def test_a_batch_leaves_a_submission_replaced_meanwhile_as_replaced(
+    pair: tuple[Service, Service],
+) -> None:
+    store = pair[0].project("default").store
+    assert store.packer is not None
+    blobs = {"a": b'{"a":1}', "b": b'{"b":2}'}
+    behind = Behind(store.packer, blobs)
+    for sid, blob in list(blobs.items()):
+        behind.add(sid, blob)
+    blobs["b"] = b'{"b":3}'  # an edit while its batch was out
+    behind.close()
+    assert is_packed(blobs["a"]) and store.packer.unpack(blobs["a"]) == b'{"a":1}'
+    assert blobs["b"] == b'{"b":3}'
 
 
 def test_every_read_of_a_packed_store_is_the_plain_stores(pair: tuple[Service, Service]) -> None:

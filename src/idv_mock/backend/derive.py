@@ -32,20 +32,21 @@ def mask_ip(ip: str) -> str:
     return f"{head}.***" if head else ip
 
 
+MASKING_OPTIONS = ("option_mask_documentNumber", "option_mask_idNumber")
+
+
 def apply_masking(sub: Submission, options: dict[str, Any]) -> Submission:
     """Mask document and identity numbers where the project's options say so."""
     data = dict(sub.get("data") or {})
-    for option, key in (
-        ("option_mask_documentNumber", "documentNumber"),
-        ("option_mask_idNumber", "identityNumber"),
-    ):
+    for option, key in zip(MASKING_OPTIONS, ("documentNumber", "identityNumber"), strict=True):
         if options.get(option) and data.get(key):
             data[key] = mask(str(data[key]))
     return {**sub, "data": data}
 
 
 def auto_review(sub: Submission) -> Submission:
-    """Fill ``review`` from OCR and mark the reviewer ``system`` when recognition is high."""
+    """Fill ``review`` from OCR and mark the reviewer ``system`` when recognition is high
+    (in ``sub`` itself: ``derive`` hands it its own copy)."""
     try:
         score = float(sub.get("recognition_score") or 0)
     except ValueError:
@@ -55,12 +56,15 @@ def auto_review(sub: Submission) -> Submission:
     ocr, data = sub.get("ocr") or {}, sub.get("data") or {}
     review = {k: ocr[k] for k in REVIEW_FROM_OCR if k in ocr}
     review.update({k: data[k] for k in REVIEW_FROM_DATA if k in data})
-    return {**sub, "review": review, "reviewer": "system"}
+    sub["review"], sub["reviewer"] = review, "system"
+    return sub
 
 
 def derive(sub: Submission, options: dict[str, Any], project_options: dict[str, Any]) -> Submission:
-    """Every derived field except the duplicate checks, which need the project's store."""
-    sub = auto_review(apply_masking(sub, options))
+    """Every derived field except the duplicate checks, which need the project's store.
+    A new top level; the parts it does not change are shared with ``sub``."""
+    masked = any(options.get(option) for option in MASKING_OPTIONS)
+    sub = auto_review(apply_masking(sub, options) if masked else dict(sub))
     pre = sub.get("pre_verification")
     if isinstance(pre, dict) and isinstance(pre.get("ip_address"), str):
         sub["pre_verification"] = {**pre, "ip_address": mask_ip(pre["ip_address"])}
@@ -79,7 +83,7 @@ def person(sub: Submission) -> tuple[str, ...] | None:
     """The four values both ids are made from, normalised (NFKC, case and spacing of the
     name; upper-case nationality), or None when one is not known."""
     data = sub.get("data") or {}
-    name, birth, gender, nationality = (str(data.get(k) or "") for k in PERSON_FIELDS)
+    name, birth, gender, nationality = [str(data.get(k) or "") for k in PERSON_FIELDS]
     four = (
         " ".join(unicodedata.normalize("NFKC", name).casefold().split()),
         birth.strip(),

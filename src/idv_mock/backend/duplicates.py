@@ -40,16 +40,21 @@ def _digest(*parts: str) -> str:
 def keys_of(sub: dict[str, Any]) -> list[Key]:
     """Every index key the submission's (unmasked) data yields."""
     data = sub.get("data") or {}
+    get = data.get
     keys: list[Key] = []
-    ident = [str(data.get(k) or "") for k in ("full_name", "date_of_birth", "nationality")]
-    if all(ident):
-        keys.append((IDENTITY, _digest(*ident)))
-    if data.get("identityNumber"):
-        keys.append((ID_NUMBER, _digest(str(data["identityNumber"]))))
+    name, birth, nationality = get("full_name"), get("date_of_birth"), get("nationality")
+    if name and birth and nationality:  # a value that is there has a non-empty str()
+        keys.append((IDENTITY, _digest(str(name), str(birth), str(nationality))))
+    number = get("identityNumber")
+    if number:
+        keys.append((ID_NUMBER, _digest(str(number))))
     selfie = (sub.get("image") or {}).get("selfieImage")
     if selfie:
         keys.append((SELFIE, _digest(str(selfie))))
-    keys.extend((CUSTOM, cf, _digest(str(data[cf]))) for cf in CUSTOM_FIELDS if data.get(cf))
+    for cf in CUSTOM_FIELDS:
+        value = get(cf)
+        if value:
+            keys.append((CUSTOM, cf, _digest(str(value))))
     return keys
 
 
@@ -125,6 +130,8 @@ class DuplicateIndex:
         )
 
     def _ordered(self, ids: list[str]) -> list[str]:
+        if not ids:  # most new submissions duplicate nothing
+            return []
         return sorted(set(ids), key=self.seq.__getitem__)
 
     def export_exclusions(self) -> dict[str, list[str]]:

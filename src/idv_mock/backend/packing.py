@@ -16,6 +16,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported on first use: a small store never needs it
+    from concurrent.futures import Future
+
     import zstandard
 
 PACK_FROM = 2_000  # a store packs its submissions from this many on
@@ -65,3 +67,56 @@ class Packer:
     def unpack(self, packed: bytes) -> bytes:
         blob: bytes = self._contexts()[1].decompress(packed)
         return blob
+
+    def pack_many(self, blobs: list[bytes]) -> list[bytes]:
+        """Each of ``blobs`` packed, as ``pack`` packs it (the same bytes), in one call that
+        holds no GIL: on a second thread it runs beside the thread building submissions."""
+        compressor = self._contexts()[0]
+        if self._zstd.backend != "cext":  # the batch call is the C extension's only
+            return [bytes(memoryview(compressor.compress(blob))) for blob in blobs]
+        found = compressor.multi_compress_to_buffer(blobs, threads=1)
+        return [found[i].tobytes() for i in range(len(blobs))]
+
+
+class Behind:
+    """Packing done on a worker thread while a store is seeded: the seeding thread stores
+    each submission plain and hands it on in batches; a packed one replaces its plain one
+    when the batch comes back (only if nothing replaced it meanwhile). Reads see the same
+    JSON either way."""
+
+    BATCH = 512
+
+    def __init__(self, packer: Packer, blobs: dict[str, bytes]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._packer, self._blobs = packer, blobs
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="idv-mock-pack")
+        self._batch: list[tuple[str, bytes]] = []
+        self._running: tuple[list[tuple[str, bytes]], Future[list[bytes]]] | None = None
+
+    def add(self, sid: str, blob: bytes) -> None:
+        self._batch.append((sid, blob))
+        if len(self._batch) >= self.BATCH:
+            self._send()
+
+    def close(self) -> None:
+        """Pack what is left and wait for it: afterwards every submission is packed."""
+        self._send()
+        self._settle()
+        self._pool.shutdown()
+
+    def _send(self) -> None:
+        self._settle()  # at most one batch in flight: memory stays bounded
+        if self._batch:
+            batch, self._batch = self._batch, []
+            future = self._pool.submit(self._packer.pack_many, [blob for _, blob in batch])
+            self._running = (batch, future)
+
+    def _settle(self) -> None:
+        if self._running is None:
+            return
+        (batch, future), self._running = self._running, None
+        blobs = self._blobs
+        for (sid, blob), packed in zip(batch, future.result(), strict=True):
+            if blobs.get(sid) is blob:
+                blobs[sid] = packed

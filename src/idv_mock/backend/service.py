@@ -53,7 +53,7 @@ from idv_mock.backend.projects import Project
 from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.delivery.webhooks import HostRule, WebhookDispatcher
-from idv_mock.fake.factory import SubmissionFactory, deep_merge
+from idv_mock.fake.factory import SubmissionFactory, merge_into
 from idv_mock.ground import schemas
 from idv_mock.ground.clock import Clock, iso, stamp
 from idv_mock.ground.gc_pause import no_gc
@@ -263,7 +263,7 @@ class Service:
         def create(overrides: dict[str, Any], when: datetime) -> Submission:
             return self._create(project, overrides, when, mirrored=shared)
 
-        with self.factory.pooled(cfg.seed_count):
+        with self.factory.pooled(cfg.seed_count), project.store.packing_behind():
             seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, progress)
         self.factory.reseed(cfg.random_seed + POST_SEED)
         opened = iso(self.clock.peek())
@@ -501,7 +501,7 @@ class Service:
         userid = overrides.get("userid")
         while True:
             built = self.factory.build(when, overrides, userid=userid, invent=invent, tries=tries)
-            raw = deep_merge(built, overrides)
+            raw = merge_into(built, overrides)  # built afresh: merged in place
             # after an import or a restart from a state file the factory's sequence starts
             # again and may draw an id that is already stored: draw again (deterministic)
             if "submission_id" in overrides or raw["submission_id"] not in project.store:

@@ -19,6 +19,7 @@ size; user id and e-mail have their own indexes.
 from __future__ import annotations
 
 import bisect
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 import orjson
 
 from idv_mock.backend.duplicates import DuplicateIndex, Key
-from idv_mock.backend.packing import PACK_FROM, SAMPLES, Packer, is_packed
+from idv_mock.backend.packing import PACK_FROM, SAMPLES, Behind, Packer, is_packed
 
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
@@ -62,6 +63,8 @@ class SubmissionStore:
     packer: Packer | None = None  # set once the store is large (packing.py)
     # the JSON of packed submissions read last, each with its packed bytes
     unpacked: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
+    pack_behind: bool = False  # while seeding: pack on a second thread (packing.Behind)
+    behind: Behind | None = None
 
     DECODED_LIMIT = 64  # a 7 KB submission decodes to about 40 KB of objects
     UNPACKED_LIMIT = 1024  # about 7 MB: a few pages and the polled items
@@ -141,7 +144,15 @@ class SubmissionStore:
         blob = orjson.dumps(sub)
         if self.packer is None and len(self.blobs) >= PACK_FROM:
             self.packer = Packer(list(self.blobs.values())[-SAMPLES:])
-        self.blobs[sid] = _compact(blob) if self.packer is None else self.packer.pack(blob)
+        if self.packer is None:
+            self.blobs[sid] = _compact(blob)
+        elif self.pack_behind:
+            if self.behind is None:
+                self.behind = Behind(self.packer, self.blobs)
+            self.blobs[sid] = blob  # until its batch comes back packed
+            self.behind.add(sid, blob)
+        else:
+            self.blobs[sid] = self.packer.pack(blob)
         self.meta[sid] = (sub["created_at"], sub.get("userid"), sub.get("email"))
         key = (sub["created_at"], sid)
         if not self.order or key > self.order[-1]:
@@ -150,6 +161,19 @@ class SubmissionStore:
             bisect.insort(self.order, key)
         self._index_contacts(sid)
         self.dups.add(sid, dup_keys)
+
+    @contextlib.contextmanager
+    def packing_behind(self) -> Iterator[None]:
+        """Many added in a row (seeding): packed on a second thread, all of them packed
+        when this ends; zstd holds no GIL, so the packing costs the seeding thread little."""
+        self.pack_behind = True
+        try:
+            yield
+        finally:
+            self.pack_behind = False
+            if self.behind is not None:
+                self.behind.close()
+                self.behind = None
 
     def replace(self, new: Submission, shared: bool = False) -> None:
         """Swap a stored submission for a new version of it (same id and ``created_at``).

@@ -3,11 +3,12 @@ capture signals and pre-verification, as the applicant's flow would have left th
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 from typing import Any
 
 from idv_mock.fake import codes
-from idv_mock.fake.draws import Draws
+from idv_mock.fake.draws import Draws, round2
 from idv_mock.ground.clock import iso, stamp
 
 # where a nationality is no ISO 3166-1 alpha-3 code (the control API stores any three
@@ -21,6 +22,35 @@ IMAGE_HOST = "https://storage.idv-mock.local"
 
 class CheckParts(Draws):
     """Builders of the check parts; the submission factory adds identity and data."""
+
+    # the moment ``_iso_after`` and ``_stamp_after`` were last asked about, in parts: its
+    # date, its second of the day and its milliseconds (see there)
+    _parts_of: tuple[datetime | None, str, int, str] = (None, "", 0, "")
+
+    def _iso_after(self, when: datetime, seconds: int) -> str:
+        """``iso(when + timedelta(seconds=seconds))``: a submission holds a dozen times a
+        few minutes before its ``when``, so ``when`` is formatted once and each of them put
+        together from its date, a table's hours and minutes, and its milliseconds."""
+        day, at, ms = self._moment_parts(when, seconds)
+        if 0 <= at < 86_400:  # the same day
+            return f"{day}T{_HOURS_MINUTES[at // 60]}:{_SECONDS[at % 60]}.{ms}Z"
+        return iso(when + timedelta(seconds=seconds))
+
+    def _stamp_after(self, when: datetime, seconds: int) -> str:
+        """``stamp(when + timedelta(seconds=seconds))``, as ``_iso_after`` makes it."""
+        day, at, ms = self._moment_parts(when, seconds)
+        if 0 <= at < 86_400:
+            return f"{day}-{_HOURS_MINUTES_DASHED[at // 60]}-{_SECONDS[at % 60]}-{ms}"
+        return stamp(when + timedelta(seconds=seconds))
+
+    def _moment_parts(self, when: datetime, seconds: int) -> tuple[str, int, str]:
+        moment, day, second, ms = self._parts_of
+        if moment is not when:
+            text = when.isoformat(timespec="milliseconds")  # YYYY-MM-DDTHH:MM:SS.mmm
+            moment, day, ms = when, text[:10], text[20:23]
+            second = when.hour * 3600 + when.minute * 60 + when.second
+            self._parts_of = (moment, day, second, ms)
+        return day, second + seconds, ms
 
     def _kyc(
         self, ident: dict[str, str], result: str, when: datetime, sid: str, tries: int | None = None
@@ -38,12 +68,12 @@ class CheckParts(Draws):
         return {"result": result, **reason, "attempts": attempts, "retry": retry}
 
     def _attempt(self, n: int, ident: dict[str, str], when: datetime, sid: str) -> dict[str, Any]:
-        start = when - timedelta(seconds=90 * (4 - n))
+        start = -90 * (4 - n)  # seconds before ``when``
         draw = self.rng.random
         return {
             "attemptCnt": n,
-            "step1Time1st": iso(start),
-            "step2Time1st": iso(start + timedelta(seconds=self.rng.randint(10, 60))),
+            "step1Time1st": self._iso_after(when, start),
+            "step2Time1st": self._iso_after(when, start + self.rng.randint(10, 60)),
             "ocrResult": "success",
             "verificationResult": "success",
             "verification": {
@@ -69,13 +99,13 @@ class CheckParts(Draws):
                 "documentNumber": ident["documentNumber"],
             },
             # score(0.6, 0.99), score(0.7, 0.99) three times, score(0.5, 0.99), inlined
-            "faceSimilarityScore": round(0.6 + _SPAN_60 * draw(), 2),
+            "faceSimilarityScore": round2(0.6 + _SPAN_60 * draw()),
             "selfieImage": f"{IMAGE_HOST}/{sid}/selfie_{n}.jpg",
-            "livenessScore": round(0.7 + _SPAN_70 * draw(), 2),
+            "livenessScore": round2(0.7 + _SPAN_70 * draw()),
             "liveness": {
-                "score": round(0.7 + _SPAN_70 * draw(), 2),
-                "probability": round(0.7 + _SPAN_70 * draw(), 2),
-                "quality": round(0.5 + _SPAN_50 * draw(), 2),
+                "score": round2(0.7 + _SPAN_70 * draw()),
+                "probability": round2(0.7 + _SPAN_70 * draw()),
+                "quality": round2(0.5 + _SPAN_50 * draw()),
             },
         }
 
@@ -118,25 +148,26 @@ class CheckParts(Draws):
         }
 
     def _signals(self, when: datetime) -> dict[str, Any]:
-        click = when - _BEFORE_CLICK
+        at = self._iso_after
+        click = -_BEFORE_CLICK  # seconds before ``when``
         camera = [
             {
-                "processStartTime": iso(click + start),
-                "processEndTime": iso(click + end),
+                "processStartTime": at(when, click + start),
+                "processEndTime": at(when, click + end),
                 "type": step,
                 "error": None,
             }
             for step, start, end in _CAMERA_STEPS
         ]
         draw = self.rng.random  # score(0.7, 1.0) for each, inlined
-        conf = {k: round(0.7 + _SPAN_70_100 * draw(), 2) for k in _CONFIDENT}
+        conf = {k: round2(0.7 + _SPAN_70_100 * draw()) for k in _CONFIDENT}
         age = self.rng.randint(20, 60)
         return {
             "faceAge": [
                 {"ageRange": {"high": age + 4, "median": age, "low": age - 4}, "source": "selfie"}
             ],
             "cameraProcessInfo": camera,
-            "startButtonClickTime": iso(click),
+            "startButtonClickTime": at(when, click),
             "confidence": {
                 "finalData": conf,
                 "ocrData": dict(conf),
@@ -147,7 +178,7 @@ class CheckParts(Draws):
     def _pre_verification(self, ip: str, ident: dict[str, str], when: datetime) -> dict[str, Any]:
         return {
             "request_id": self.uuid(),
-            "created_at": stamp(when - timedelta(seconds=320)),
+            "created_at": self._stamp_after(when, -320),
             "ip_address": ip,
             "fraud_score": self.score(0, 40),
             "attempts_frequency": "FirstSeen",
@@ -161,15 +192,21 @@ class CheckParts(Draws):
 _SPAN_60, _SPAN_70, _SPAN_50 = 0.99 - 0.6, 0.99 - 0.7, 0.99 - 0.5
 _SPAN_70_100 = 1.0 - 0.7
 _CONFIDENT = ("full_name", "date_of_birth", "documentNumber")
-_BEFORE_CLICK = timedelta(seconds=300)
+_BEFORE_CLICK = 300  # seconds
 _CAMERA_STEPS = tuple(
-    (step, timedelta(seconds=20 * i + 5), timedelta(seconds=20 * i + 15))
+    (step, 20 * i + 5, 20 * i + 15)
     for i, step in enumerate(
         ("idcard-front-capture", "idcard-back-capture", "id-document-face-active")
     )
 )
 
 
+_HOURS_MINUTES = tuple(f"{h:02d}:{m:02d}" for h in range(24) for m in range(60))
+_HOURS_MINUTES_DASHED = tuple(f"{h:02d}-{m:02d}" for h in range(24) for m in range(60))
+_SECONDS = tuple(f"{s:02d}" for s in range(60))
+
+
+@functools.lru_cache(maxsize=1024)  # asked twice a submission, of a dozen codes
 def real_country(code: str) -> str:
     """``code`` when it is an ISO 3166-1 alpha-3 code, else :data:`FALLBACK_COUNTRY`."""
     from idv_mock.ground import schemas  # loaded on first use

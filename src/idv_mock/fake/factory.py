@@ -16,6 +16,7 @@ import copy
 import functools
 import hashlib
 import itertools
+import operator
 import string
 import threading
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from idv_mock.fake.checks import IMAGE_HOST, CheckParts, real_country
-from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale
+from idv_mock.fake.draws import POOL_FROM, POOL_SIZE, FastRandom, PooledLocale, round2
 from idv_mock.fake.romanize import romanize
 from idv_mock.ground import compat, schemas
 from idv_mock.ground.clock import stamp
@@ -36,6 +37,7 @@ __all__ = [
     "POOL_FROM",
     "SubmissionFactory",
     "deep_merge",
+    "merge_into",
     "not_screened",
     "real_country",
 ]
@@ -203,27 +205,32 @@ class SubmissionFactory(CheckParts):
     # --- identity ---
     def identity(self, when: datetime, given: dict[str, Any] | None = None) -> dict[str, str]:
         """Personal and document fields, honouring the ones ``given``."""
-        given = {k: v for k, v in (given or {}).items() if isinstance(v, str)}
+        given = {k: v for k, v in given.items() if isinstance(v, str)} if given else {}
         nat = given.get("nationality") or self.nationality()
-        fk = self._locale(LOCALES.get(nat, ("en_US", 0))[0])
+        fk = self._locale(LOCALES.get(nat, _EN_US)[0])
         gender = given.get("gender") or self.rng.choice(GENDERS)
         first = fk.first_name_male() if gender == "male" else fk.first_name_female()
         last = fk.last_name()
-        first, last = given.get("first_name", first), given.get("last_name", last)
-        full = f"{last} {first}" if nat in FAMILY_NAME_FIRST else f"{first} {last}"
-        full = given.get("full_name", given.get("name", full))
+        if given:
+            first, last = given.get("first_name", first), given.get("last_name", last)
+        family_first = nat in FAMILY_NAME_FIRST
+        full = f"{last} {first}" if family_first else f"{first} {last}"
+        if given:
+            full = given.get("full_name", given.get("name", full))
         if not full.isascii():
             self._english_name(gender)  # drawn as before 0.3 and unused: the rest of a seed stays
-        issued = when.date() - timedelta(days=self.rng.randint(30, 3000))
+        day = when.date()
+        issued = day - timedelta(days=self.rng.randint(30, 3000))
         id_type = self.rng.choice(ID_TYPES_BY_NATION.get(nat, DEFAULT_ID_TYPES))
+        born = day - timedelta(days=self.rng.randint(19 * 366, 75 * 365))  # 19 to 75 years old
         ident = {
             "first_name": first,
             "last_name": last,
             "full_name": full,
-            "full_name_en": romanize(full, family_first=nat in FAMILY_NAME_FIRST),
+            "full_name_en": romanize(full, family_first=family_first),
             "gender": gender,
             "nationality": nat,
-            "date_of_birth": self._birth_date(when).isoformat(),
+            "date_of_birth": born.isoformat(),
             "idType": id_type,
             "documentNumber": self.rng.choice(string.ascii_uppercase) + self.digits(8),
             "identityNumber": self._identity_number(nat),
@@ -231,17 +238,14 @@ class SubmissionFactory(CheckParts):
             "idcard_issueDate": issued.isoformat(),
             "idcard_expireDate": _years_later(issued, 10).isoformat(),
         }
-        ident.update({k: v for k, v in given.items() if k in IDENTITY_KEYS})
+        if given:
+            ident.update({k: v for k, v in given.items() if k in IDENTITY_KEYS})
         return ident
 
     def _english_name(self, gender: str) -> str:
         en = self._locale("en_US")
         first = en.first_name_male() if gender == "male" else en.first_name_female()
         return f"{first} {en.last_name()}"
-
-    def _birth_date(self, when: datetime) -> date:
-        age_days = self.rng.randint(19 * 366, 75 * 365)
-        return when.date() - timedelta(days=age_days)
 
     def _identity_number(self, nat: str) -> str:
         if nat == "KOR":
@@ -273,7 +277,7 @@ class SubmissionFactory(CheckParts):
         ident = self.identity(when, given_data)
         sid = self.uuid()
         result = self.rng.weighted(FINAL, (7, 10))  # 7:3
-        kyc_at = when + timedelta(milliseconds=self.rng.randint(50, 900))  # before the next tick
+        kyc_at = stamp(when + timedelta(milliseconds=self.rng.randint(50, 900)))  # < next tick
         ip = self.public_ip()
         email = self._email(ident) if invent else None
         sub: dict[str, Any] = {
@@ -292,9 +296,9 @@ class SubmissionFactory(CheckParts):
             "duplicated_information": "",
             "custom_duplicated_information": "",
             "applicant_id": self.hex(24),  # replaced by the project's (derive.identity_ids)
-            "created_at": stamp(when),
-            "kyc_result_at": stamp(kyc_at),
-            "updated_at": stamp(kyc_at),
+            "created_at": self._stamp_after(when, 0),
+            "kyc_result_at": kyc_at,
+            "updated_at": kyc_at,
             "pending_at": "",
             "userid": userid or (f"user_{self.hex(10)}" if invent else None),
             "reviewer": "",
@@ -317,20 +321,19 @@ class SubmissionFactory(CheckParts):
 
     def _email(self, ident: dict[str, str]) -> str:
         en = self._locale("en_US")
-        local = ident["full_name_en"].lower().replace(" ", ".")
-        local = "".join(c for c in local if c.isascii() and (c.isalnum() or c == "."))
+        local = ".".join(map(_email_word, ident["full_name_en"].split(" ")))
         return f"{local or 'user'}{self.rng.randint(1, 999)}@{en.free_email_domain()}"
 
     def _data(
         self, ident: dict[str, str], ip: str, when: datetime, invent: bool = True
     ) -> dict[str, str]:
-        fk = self._locale(LOCALES.get(ident["nationality"], ("en_US", 0))[0])
+        nat = ident["nationality"]
+        fk = self._locale(LOCALES.get(nat, _EN_US)[0])
         street = fk.street_address().replace("\n", ", ")
         city, zipcode, state = fk.city(), fk.postcode(), fk.administrative_unit()
-        nat = ident["nationality"]
-        return {
-            "age_group": age_group(ident["date_of_birth"], when.date()),
-            **{k: ident[k] for k in IDENTITY_KEYS if k not in {"idType", "documentNumber"}},
+        data = {"age_group": age_group(ident["date_of_birth"], when.date())}
+        data.update(zip(_DATA_IDENTITY, _data_identity(ident), strict=True))
+        data.update({
             "address_city": city,
             "address_country": nat,
             "address_state": state,
@@ -345,9 +348,12 @@ class SubmissionFactory(CheckParts):
             "ip_address": ip,
             "idType": ident["idType"],
             "documentNumber": ident["documentNumber"],
-            **(self._given_by_applicant(fk, nat) if invent else {}),
-            **self._korean_stay(ident, when),
-        }
+        })  # fmt: skip
+        if invent:
+            data.update(self._given_by_applicant(fk, nat))
+        if ident["idType"] == "foreign_registrator":
+            data.update(self._korean_stay(ident, when))
+        return data
 
     def _given_by_applicant(self, fk: Any, nat: str) -> dict[str, str]:
         """What a seeded applicant's link and answers gave (a past applicant's values)."""
@@ -376,16 +382,15 @@ class SubmissionFactory(CheckParts):
         return f"{code[:n]}+{code[n:]}"
 
     def _ocr_raw(self, ident: dict[str, str]) -> dict[str, Any]:
-        items = {
-            "number": ident["identityNumber"],
-            "birth_date": ident["date_of_birth"],
-            "name_eng": ident["full_name_en"],
-            "gender": ident["gender"][0].upper(),
-            "issue_date": ident["idcard_issueDate"],
+        item = self._ocr_item
+        return {
+            "number": item(ident["identityNumber"]),
+            "birth_date": item(ident["date_of_birth"]),
+            "name_eng": item(ident["full_name_en"]),
+            "gender": item(ident["gender"][0].upper()),
+            "issue_date": item(ident["idcard_issueDate"]),
+            "rotate": {"value": self.rng.choice(("0", "0", "0", "90"))},
         }
-        raw: dict[str, Any] = {k: self._ocr_item(v) for k, v in items.items()}
-        raw["rotate"] = {"value": self.rng.choice(("0", "0", "0", "90"))}
-        return raw
 
     def _ocr_item(self, value: str) -> dict[str, Any]:
         # randint(20, 400), randint(20, 250), randint(80, 300), randint(18, 40) and
@@ -397,7 +402,7 @@ class SubmissionFactory(CheckParts):
         bottom = y + (18 + int(draw() * 23))
         return {
             "value": value,
-            "score": round(0.7 + _OCR_SCORE_SPAN * draw(), 2),
+            "score": round2(0.7 + _OCR_SCORE_SPAN * draw()),
             "accepted": True,
             "coordinates": {
                 "first": {"x": x, "y": y},
@@ -422,6 +427,17 @@ class SubmissionFactory(CheckParts):
 
 
 _OCR_SCORE_SPAN = 1.0 - 0.7  # score(0.7, 1.0)'s factor, computed as it computes it
+_EN_US = ("en_US", 0)  # the locale of a nationality the mock has none for
+# ``data``'s identity fields, in their order (the document's type and number come later)
+_DATA_IDENTITY = tuple(k for k in IDENTITY_KEYS if k not in {"idType", "documentNumber"})
+_data_identity = operator.itemgetter(*_DATA_IDENTITY)
+
+
+@functools.lru_cache(maxsize=8192)  # the words of pooled names, asked again and again
+def _email_word(word: str) -> str:
+    """A name's word as an e-mail's local part has it: lower-case ASCII letters, digits
+    and dots (the words are joined by dots)."""
+    return "".join(c for c in word.lower() if c.isascii() and (c.isalnum() or c == "."))
 
 
 def _id_salt(epoch: int, generation: int) -> int:
@@ -441,6 +457,8 @@ def age_group(birth_date: str, on: date) -> str:
     except ValueError:
         return "N/A"
     age = on.year - born.year - ((on.month, on.day) < (born.month, born.day))
+    if age > AGE_GROUPS[-1][0]:  # every seeded applicant: no loop
+        return "adult"
     return next((name for upper, name in AGE_GROUPS if age <= upper), "adult")
 
 
@@ -472,6 +490,18 @@ def not_screened() -> dict[str, Any]:
         "risk_level_summary": "Not Screened",
         "currentstatus": "Not Screened",
     }
+
+
+def merge_into(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``deep_merge`` done in ``base`` itself (a freshly built submission no one else
+    holds), without copying it: the same keys in the same order."""
+    for key, value in overrides.items():
+        found = base.get(key)
+        if isinstance(value, dict) and isinstance(found, dict):
+            merge_into(found, value)
+        else:
+            base[key] = value
+    return base
 
 
 def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

@@ -110,21 +110,27 @@ _LETTERS = {
 def romanize(name: str, *, family_first: bool = False) -> str:
     """``name`` in Latin letters (see the module docstring); ``family_first``: the family
     name is the first word (Korean, Japanese, Vietnamese order), else the last."""
-    if _latin(name):
+    if name.isascii():
         return name
     words = name.split()
+    if all(map(_latin, words)):  # what splits words is no letter: as the whole name
+        return name
     family = 0 if family_first else len(words) - 1
     out = [_word(word, family=i == family) for i, word in enumerate(words)]
     latin = " ".join(w for w in out if w)
     return latin or name
 
 
+# Both are asked of the same words again and again (seeded names come from pools of a
+# couple of hundred per locale): kept, so a name costs two look-ups after its first time.
+@functools.lru_cache(maxsize=8192)
 def _latin(text: str) -> bool:
     if text.isascii():  # every ASCII letter is LATIN: no name look-up per character
         return True
     return all(not c.isalpha() or "LATIN" in unicodedata.name(c, "") for c in text)
 
 
+@functools.lru_cache(maxsize=8192)
 def _word(word: str, *, family: bool) -> str:
     if family and word in _KOREAN_FAMILY:
         return _KOREAN_FAMILY[word]
