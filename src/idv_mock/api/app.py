@@ -41,10 +41,35 @@ def _generic_not_allowed() -> ApiError:
     return GENERIC.error("method_not_allowed")
 
 
-def _handler(ref: str) -> Any:
-    """A row's ``module:function`` under ``idv_mock.api`` (the table names, this resolves)."""
-    module, _, name = ref.partition(":")
-    return getattr(importlib.import_module(f"idv_mock.api.{module}"), name)
+class _Row:
+    """A row's ``module:function`` under ``idv_mock.api`` (the table names, this resolves),
+    imported on its first call: a first test calls one or two of the table's paths, and
+    every handler module loaded with the app was a tenth of the app's import. Named as
+    the function it stands for (``__module__``, ``__name__``); ``target()`` is that
+    function."""
+
+    def __init__(self, ref: str) -> None:
+        module, _, name = ref.partition(":")
+        self.__module__ = f"idv_mock.api.{module}"
+        self.__name__ = self.__qualname__ = name
+        self._found: Any = None
+
+    def target(self) -> Any:
+        if self._found is None:
+            self._found = getattr(importlib.import_module(self.__module__), self.__name__)
+        return self._found
+
+
+class _Handler(_Row):
+    async def __call__(self, request: Request) -> Response:
+        response: Response = await self.target()(request)
+        return response
+
+
+class _Refusal(_Row):
+    def __call__(self) -> ApiError:
+        error: ApiError = self.target()()
+        return error
 
 
 def _routes() -> dict[str, tuple[Calls, Refusal]]:
@@ -53,10 +78,10 @@ def _routes() -> dict[str, tuple[Calls, Refusal]]:
     routes: dict[str, tuple[Calls, Refusal]] = {}
     for path, ops in operations.by_path().items():
         calls: Calls = {
-            m: (_handler(op.handler), op.family) for m, op in ops.items() if op.family is not None
+            m: (_Handler(op.handler), op.family) for m, op in ops.items() if op.family is not None
         }
         other = ops.get(operations.ANY)
-        routes[path] = (calls, _handler(other.handler) if other else _generic_not_allowed)
+        routes[path] = (calls, _Refusal(other.handler) if other else _generic_not_allowed)
     return routes
 
 
