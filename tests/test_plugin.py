@@ -251,7 +251,8 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
     their libraries unloaded (issue 37): screening (rapidfuzz), the PDF report (fpdf2), the
     pages (Jinja2), the hosted form, review and images, the dashboard, scenarios (YAML),
     Faker (the start ships prebuilt), the Python jsonschema, the API handlers of the paths
-    it does not call, and uvicorn's command line (``uvicorn.main``, its reloaders); a
+    it does not call, the near-miss hints and CORS (the fast lane answers that call
+    without them), and uvicorn's command line (``uvicorn.main``, its reloaders); a
     later ``import uvicorn`` still finds the whole package."""
     from idv_mock import ServiceConfig
     from idv_mock.backend import prebuilt
@@ -271,7 +272,8 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
                  "idv_mock.api.patch_submission", "idv_mock.api.delete_submission",
                  "idv_mock.api.applicant", "idv_mock.api.aml", "idv_mock.api.monitoring",
                  "idv_mock.api.projection", "idv_mock.api.tokens", "idv_mock.api.review",
-                 "idv_mock.api.images", "idv_mock.api.migration")
+                 "idv_mock.api.images", "idv_mock.api.migration", "idv_mock.api.hints",
+                 "idv_mock.api.cors")
 
         def test_first(idv_server):
             r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},

@@ -6,7 +6,7 @@ import functools
 import importlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -15,8 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from idv_mock import web
-from idv_mock.api import admin, exposure, hints
-from idv_mock.api.cors import Cors
+from idv_mock.api import admin, exposure
 from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
 from idv_mock.api.faults import quiet_connection_resets
@@ -30,11 +29,23 @@ from idv_mock.serving.control import shaped_for
 from idv_mock.serving.guard import WriteGuard
 from idv_mock.serving.http import error_response, json_response
 
+if TYPE_CHECKING:
+    from idv_mock.api.hints import Found
+
 Handler = Callable[[Request], Awaitable[Response]]
 Refusal = Callable[[], ApiError]
 # TRACE too, so that every 405 is the path's own, with its Allow header (RFC 9110)
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 Calls = dict[str, tuple[Handler, Family]]
+
+
+def _hint(request: Request, response: Response) -> Awaitable[Found]:
+    """``hints.apply``, its module (``api/hints.py``) imported on the first answer that goes
+    through Starlette: the fast lane's ``GET /v3/submission``, what a first test usually
+    calls, never asks for a hint."""
+    import idv_mock.api.hints as near_miss
+
+    return near_miss.apply(request, response)
 
 
 def _generic_not_allowed() -> ApiError:
@@ -113,7 +124,7 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
             response = await answer(request)
         except ApiError as exc:
             response = error_response(exc)
-        found = await hints.apply(request, response)  # near-miss hint (api/hints.py)
+        found = await _hint(request, response)  # near-miss hint (api/hints.py)
         await journaling.record(request, response, started, found.text, found.owner)
         return response
 
@@ -163,7 +174,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
         error.headers["Allow"] = exc.headers["Allow"]  # a page's methods (RFC 9110)
     response = error_response(shaped_for(request.url.path, error))
-    found = await hints.apply(request, response)  # journaled only where a key was carried
+    found = await _hint(request, response)  # journaled only where a key was carried
     if found.owner is not None:
         started = time.perf_counter()
         await journaling.record_request(request, response, started, found.text, found.owner)
@@ -237,5 +248,9 @@ def create_app(
     )
     quiet_connection_resets()  # a connection_reset fault is one log line, not a crash's
     app.state.hints = hints
-    app.state.cors = Cors(cors_origins) if cors_origins else None
+    app.state.cors = None
+    if cors_origins:  # cors.py (and the hints it reads methods from) only when asked for
+        from idv_mock.api.cors import Cors
+
+        app.state.cors = Cors(cors_origins)
     return app
