@@ -5,6 +5,7 @@ the hints' paths are built from it, and no module of ``src/`` lists a path again
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import httpx
@@ -40,6 +41,8 @@ def test_each_route_runs_its_rows_handler_with_its_rows_family() -> None:
         module, _, name = op["x-idv-handler"].partition(":")
         handler = refusal if op["method"] == "*" else calls[op["method"]][0]
         assert (handler.__module__, handler.__name__) == (f"idv_mock.api.{module}", name), op
+        row_function = getattr(importlib.import_module(f"idv_mock.api.{module}"), name)
+        assert handler.target() is row_function, op  # imported on its first call
         if op["method"] != "*":
             assert calls[op["method"]][1] is getattr(errors, op["x-idv-errors"]), op
 

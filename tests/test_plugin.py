@@ -250,7 +250,10 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
     """A first test on ``idv_server`` (one call) leaves the parts it does not touch and
     their libraries unloaded (issue 37): screening (rapidfuzz), the PDF report (fpdf2), the
     pages (Jinja2), the hosted form, review and images, the dashboard, scenarios (YAML),
-    Faker (the start ships prebuilt) and the Python jsonschema."""
+    Faker (the start ships prebuilt), the Python jsonschema, the API handlers of the paths
+    it does not call, the near-miss hints and CORS (the fast lane answers that call
+    without them), and uvicorn's command line (``uvicorn.main``, its reloaders); a
+    later ``import uvicorn`` still finds the whole package."""
     from idv_mock import ServiceConfig
     from idv_mock.backend import prebuilt
 
@@ -264,7 +267,13 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
         LATER = ("rapidfuzz", "fpdf", "jinja2", "jsonschema", "faker", "yaml",
                  "cryptography", "idv_mock.scenarios", "idv_mock.web.pages",
                  "idv_mock.backend.parts.screening", "idv_mock.backend.parts.liveform",
-                 "idv_mock.backend.parts.records", "idv_mock.backend.parts.dashboard")
+                 "idv_mock.backend.parts.records", "idv_mock.backend.parts.dashboard",
+                 "uvicorn.main", "uvicorn.supervisors", "watchfiles",
+                 "idv_mock.api.patch_submission", "idv_mock.api.delete_submission",
+                 "idv_mock.api.applicant", "idv_mock.api.aml", "idv_mock.api.monitoring",
+                 "idv_mock.api.projection", "idv_mock.api.tokens", "idv_mock.api.review",
+                 "idv_mock.api.images", "idv_mock.api.migration", "idv_mock.api.hints",
+                 "idv_mock.api.cors")
 
         def test_first(idv_server):
             r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},
@@ -273,10 +282,20 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
             loaded = sorted(m for m in sys.modules if m.split(".")[0] in LATER
                             or any(m == n or m.startswith(n + ".") for n in LATER))
             print("LOADED", loaded)
+
+        def test_uvicorn_is_whole_when_asked(idv_server):
+            import uvicorn  # its __init__, deferred by the fixture, runs on the first name
+            from uvicorn import main
+
+            assert uvicorn.run.__module__ == "uvicorn.main" and callable(main)
+            assert uvicorn.Config is sys.modules["uvicorn.config"].Config
+            assert "uvicorn.main" in sys.modules and uvicorn.__version__
         """
     )
-    result = pytester.runpytest_subprocess("-s", "-p", "no:faker", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess(
+        "-s", "-p", "no:faker", "-p", "no:cacheprovider", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=2)
     assert [line.split("LOADED ")[1] for line in result.outlines if "LOADED" in line] == ["[]"]
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 import os
+import sys
 import threading
 import time
 import uuid
@@ -78,14 +80,13 @@ class RunningServer:
 def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterator[RunningServer]:
     """``app`` served by uvicorn on a daemon thread; port 0 binds a free port and reads it
     back from the socket (no bind-and-close guess that another process can race)."""
-    import uvicorn
-
+    config_class, server_class = uvicorn_parts()
     # quiet: a failing test's captured output should show the test, not the server;
     # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start; asyncio's
     # loop: uvloop's import is a tenth of a first fixture's cost, and a test's few calls
     # are not where it pays off (``idv-mock serve`` keeps uvloop); no lifespan: the mock's
     # app has no start-up or shut-down work (as in-process, ``idv_mock.transport``)
-    config = uvicorn.Config(
+    config = config_class(
         app,
         host=host,
         port=port,
@@ -95,7 +96,7 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
         loop=LOOP,
         lifespan="off",
     )
-    server = uvicorn.Server(config)
+    server = server_class(config)
     thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
     thread.start()
     deadline = time.monotonic() + 15
@@ -109,6 +110,47 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
         yield running
     finally:
         running.stop()
+
+
+def uvicorn_parts() -> tuple[type[uvicorn.Config], type[uvicorn.Server]]:
+    """uvicorn's ``Config`` and ``Server``, without what ``uvicorn/__init__.py`` imports
+    besides them: ``uvicorn.main`` (click, the reloaders with watchfiles, multiprocessing),
+    a fifth of a first use's cost, for a command line the fixtures never run. Unless
+    uvicorn is loaded already, its package is put in ``sys.modules`` with its
+    ``__init__.py`` not yet run; the first name asked of it (``uvicorn.run``,
+    ``uvicorn.__version__``, ``from uvicorn import main``) runs it, so code that uses
+    uvicorn after a fixture finds the package as it always is."""
+    deferred = "uvicorn" not in sys.modules and _defer_package_init("uvicorn")
+    from uvicorn.config import Config
+    from uvicorn.server import Server
+
+    if deferred:  # the names its __init__ gives them (``from uvicorn import Config``, as in
+        package = sys.modules["uvicorn"]  # uvicorn.lifespan.off, then asks nothing else)
+        package.__dict__.setdefault("Config", Config)
+        package.__dict__.setdefault("Server", Server)
+    return Config, Server
+
+
+def _defer_package_init(name: str) -> bool:
+    """``name``'s package module, its submodules importable, its ``__init__.py`` run on the
+    first attribute it does not have (PEP 562's module ``__getattr__``), once; False for
+    anything but an ordinary package (then imported as usual)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return False
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+    lock = threading.Lock()
+
+    def __getattr__(attribute: str) -> Any:
+        with lock:
+            if package.__dict__.pop("__getattr__", None) is not None:
+                loader.exec_module(package)
+        return getattr(package, attribute)  # AttributeError when it has no such name
+
+    package.__dict__["__getattr__"] = __getattr__
+    sys.modules[name] = package
+    return True
 
 
 def server_app(service: Service) -> Any:
@@ -139,7 +181,8 @@ def idv_service_config(pytestconfig: pytest.Config) -> ServiceConfig:
     def idv_service_config():
         return ServiceConfig(seed_count=5, options={"secure_transfer": True})
     """
-    from idv_mock import ServiceConfig
+    with no_gc():  # the import loads the backend: about a third of a first use
+        from idv_mock import ServiceConfig
 
     return ServiceConfig(
         seed_count=int(_option(pytestconfig, "seed_count")),

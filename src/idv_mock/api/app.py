@@ -6,7 +6,7 @@ import functools
 import importlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -15,8 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from idv_mock import web
-from idv_mock.api import admin, exposure, hints
-from idv_mock.api.cors import Cors
+from idv_mock.api import admin, exposure
 from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
 from idv_mock.api.faults import quiet_connection_resets
@@ -30,6 +29,9 @@ from idv_mock.serving.control import shaped_for
 from idv_mock.serving.guard import WriteGuard
 from idv_mock.serving.http import error_response, json_response
 
+if TYPE_CHECKING:
+    from idv_mock.api.hints import Found
+
 Handler = Callable[[Request], Awaitable[Response]]
 Refusal = Callable[[], ApiError]
 # TRACE too, so that every 405 is the path's own, with its Allow header (RFC 9110)
@@ -37,14 +39,48 @@ ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRAC
 Calls = dict[str, tuple[Handler, Family]]
 
 
+def _hint(request: Request, response: Response) -> Awaitable[Found]:
+    """``hints.apply``, its module (``api/hints.py``) imported on the first answer that goes
+    through Starlette: the fast lane's ``GET /v3/submission``, what a first test usually
+    calls, never asks for a hint."""
+    import idv_mock.api.hints as near_miss
+
+    return near_miss.apply(request, response)
+
+
 def _generic_not_allowed() -> ApiError:
     return GENERIC.error("method_not_allowed")
 
 
-def _handler(ref: str) -> Any:
-    """A row's ``module:function`` under ``idv_mock.api`` (the table names, this resolves)."""
-    module, _, name = ref.partition(":")
-    return getattr(importlib.import_module(f"idv_mock.api.{module}"), name)
+class _Row:
+    """A row's ``module:function`` under ``idv_mock.api`` (the table names, this resolves),
+    imported on its first call: a first test calls one or two of the table's paths, and
+    every handler module loaded with the app was a tenth of the app's import. Named as
+    the function it stands for (``__module__``, ``__name__``); ``target()`` is that
+    function."""
+
+    def __init__(self, ref: str) -> None:
+        module, _, name = ref.partition(":")
+        self.__module__ = f"idv_mock.api.{module}"
+        self.__name__ = self.__qualname__ = name
+        self._found: Any = None
+
+    def target(self) -> Any:
+        if self._found is None:
+            self._found = getattr(importlib.import_module(self.__module__), self.__name__)
+        return self._found
+
+
+class _Handler(_Row):
+    async def __call__(self, request: Request) -> Response:
+        response: Response = await self.target()(request)
+        return response
+
+
+class _Refusal(_Row):
+    def __call__(self) -> ApiError:
+        error: ApiError = self.target()()
+        return error
 
 
 def _routes() -> dict[str, tuple[Calls, Refusal]]:
@@ -53,10 +89,10 @@ def _routes() -> dict[str, tuple[Calls, Refusal]]:
     routes: dict[str, tuple[Calls, Refusal]] = {}
     for path, ops in operations.by_path().items():
         calls: Calls = {
-            m: (_handler(op.handler), op.family) for m, op in ops.items() if op.family is not None
+            m: (_Handler(op.handler), op.family) for m, op in ops.items() if op.family is not None
         }
         other = ops.get(operations.ANY)
-        routes[path] = (calls, _handler(other.handler) if other else _generic_not_allowed)
+        routes[path] = (calls, _Refusal(other.handler) if other else _generic_not_allowed)
     return routes
 
 
@@ -88,7 +124,7 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
             response = await answer(request)
         except ApiError as exc:
             response = error_response(exc)
-        found = await hints.apply(request, response)  # near-miss hint (api/hints.py)
+        found = await _hint(request, response)  # near-miss hint (api/hints.py)
         await journaling.record(request, response, started, found.text, found.owner)
         return response
 
@@ -138,7 +174,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 405 and exc.headers and "Allow" in exc.headers:
         error.headers["Allow"] = exc.headers["Allow"]  # a page's methods (RFC 9110)
     response = error_response(shaped_for(request.url.path, error))
-    found = await hints.apply(request, response)  # journaled only where a key was carried
+    found = await _hint(request, response)  # journaled only where a key was carried
     if found.owner is not None:
         started = time.perf_counter()
         await journaling.record_request(request, response, started, found.text, found.owner)
@@ -212,5 +248,9 @@ def create_app(
     )
     quiet_connection_resets()  # a connection_reset fault is one log line, not a crash's
     app.state.hints = hints
-    app.state.cors = Cors(cors_origins) if cors_origins else None
+    app.state.cors = None
+    if cors_origins:  # cors.py (and the hints it reads methods from) only when asked for
+        from idv_mock.api.cors import Cors
+
+        app.state.cors = Cors(cors_origins)
     return app
