@@ -14,6 +14,7 @@ import orjson
 
 from idv_mock.backend import duplicates, images
 from idv_mock.backend.aml import AmlState
+from idv_mock.backend.bulk_store import BulkStore
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
@@ -104,7 +105,13 @@ def import_project(
             )
     project.delivery = DeliveryLevers.from_json(doc.get("webhook_delivery", {}))
     known_keys = doc.get("dup_keys", {})
-    for given in doc["submissions"]:
+    given_subs = doc["submissions"]
+    if isinstance(given_subs, BulkStore):  # a state file's lines, stored as they were read
+        project.store = given_subs.finish(doc.get("dup_excluded", {}), known_keys)
+        for _ in range(len(given_subs)):
+            step()
+        return project
+    for given in given_subs:
         # a submission still as its JSON (a state file's line): decoded one at a time
         sub = given if isinstance(given, dict) else orjson.loads(given)
         sid = sub["submission_id"]

@@ -38,6 +38,7 @@ from idv_mock.ground.clock import iso
 from idv_mock.ground.gc_pause import no_gc
 from idv_mock.ground.jsondepth import STATE_DEPTH, too_deep
 from idv_mock.ground.progress import SILENT, Progress
+from idv_mock.tools import state_reader
 
 _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')
 LOG = logging.getLogger("idv_mock.state_file")
@@ -104,6 +105,10 @@ def read(path: Path, progress: Progress = SILENT) -> Loaded:
     its submissions stay JSON (each a view of its line, decoded one at a time as it is
     stored: a state of 100k never exists as 3 GB of objects at once)."""
     try:
+        with no_gc():  # millions of new objects: no collection walking them again and again
+            streamed = state_reader.read_lined(path, _HEADER, progress)
+        if streamed is not None:  # this server's own file, read in one pass
+            return Loaded(*streamed)
         raw = _read_bytes(path, progress)
         epoch, trusted = _verified(raw)
         with no_gc():  # millions of new objects: no collection walking them again and again

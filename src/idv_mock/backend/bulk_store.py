@@ -1,0 +1,133 @@
+"""One project's submission store filled in bulk from a state file this server wrote.
+
+A state file of 100k submissions loaded one ``SubmissionStore.add`` at a time decodes each
+submission, encodes it again and compresses it on the loading thread, and grows the user,
+e-mail and duplicate indexes one tuple copy at a time: about 9 s of CPU. A file whose
+digest says this server wrote it holds each submission as the exact bytes its store
+keeps (``orjson.dumps`` of the submission, the bytes ``export_project`` writes), so here
+each line *is* the stored blob: it is decoded once for the four values the indexes need,
+never encoded again, compressed in batches on a worker thread (zstd lets go of the GIL),
+and the indexes are built once at the end (the read order sorted once, each index's
+tuples made once). The store it builds is the one ``add`` would have built, value for
+value: the same blobs in the same insertion order (packed from ``PACK_FROM`` on, against
+a dictionary trained on the same samples), the same order, indexes and duplicate index.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor, Future
+from typing import Any
+
+import orjson
+
+from idv_mock.backend import duplicates
+from idv_mock.backend.exceptions import InvalidInput
+from idv_mock.backend.packing import PACK_FROM, SAMPLES, Packer
+from idv_mock.backend.store import SubmissionStore
+
+BATCH = 512  # submissions compressed per job on the worker (about 3.5 MB of JSON)
+QUEUED = 8  # jobs waiting at most: the JSON not yet compressed stays under ~30 MB
+
+
+class BulkStore:
+    """A store being filled from lines; ``len`` is how many it holds so far (what the
+    state document's placeholder count is checked against)."""
+
+    def __init__(self, pool: Executor | None = None) -> None:
+        self.store = SubmissionStore()
+        self._pool = pool
+        self._batch: list[str] = []
+        self._jobs: list[tuple[list[str], Future[list[bytes]]]] = []
+
+    def __len__(self) -> int:
+        return len(self.store.blobs)
+
+    def add(self, line: bytes) -> None:
+        """One submission as the exact JSON its store keeps (``line`` becomes the blob)."""
+        store = self.store
+        sub = orjson.loads(line)
+        sid, created = sub["submission_id"], sub["created_at"]
+        if type(sid) is not str or type(created) is not str:
+            raise InvalidInput("submission_id and created_at must be strings")
+        if sid in store.blobs:
+            raise InvalidInput(f"duplicate submission_id {sid}")
+        if store.packer is None and len(store.blobs) >= PACK_FROM:  # as ``add`` decides
+            store.packer = Packer(list(store.blobs.values())[-SAMPLES:])
+        store.blobs[sid] = line  # plain until its batch is compressed (same dict position)
+        store.meta[sid] = (created, sub.get("userid"), sub.get("email"))
+        if store.packer is not None:
+            self._batch.append(sid)
+            if len(self._batch) >= BATCH:
+                self._flush()
+
+    def _flush(self) -> None:
+        sids, self._batch = self._batch, []
+        if not sids:
+            return
+        store = self.store
+        assert store.packer is not None
+        blobs = [store.blobs[sid] for sid in sids]
+        if self._pool is None:
+            store.blobs.update(zip(sids, map(store.packer.pack, blobs), strict=True))
+            return
+        self._jobs.append((sids, self._pool.submit(_pack_all, store.packer, blobs)))
+        while len(self._jobs) > QUEUED:
+            self._collect()
+
+    def _collect(self) -> None:
+        sids, job = self._jobs.pop(0)
+        self.store.blobs.update(zip(sids, job.result(), strict=True))
+
+    def drain(self) -> None:
+        """Every submission added so far compressed and in place (before the worker goes:
+        what is left after this is compressed here)."""
+        self._flush()
+        while self._jobs:
+            self._collect()
+        self._pool = None
+
+    def finish(self, excluded: dict[str, Any], known_keys: dict[str, Any]) -> SubmissionStore:
+        """The store, its indexes built: ``excluded`` and ``known_keys`` are the project's
+        ``dup_excluded`` and ``dup_keys`` (a submission with no saved keys gets them made
+        from its data, as ``import_project`` does)."""
+        self.drain()
+        store = self.store
+        meta = store.meta
+        store.order = sorted((created, sid) for sid, (created, _, _) in meta.items())
+        by_user: dict[str, list[str]] = {}
+        by_email: dict[str, list[str]] = {}
+        for sid, (_, userid, email) in meta.items():
+            if userid:
+                by_user.setdefault(userid, []).append(sid)
+            if email:
+                by_email.setdefault(email, []).append(sid)
+        store.by_user = {k: tuple(v) for k, v in by_user.items()}
+        store.by_email = {k: tuple(v) for k, v in by_email.items()}
+        self._index_duplicates(excluded, known_keys)
+        return store
+
+    def _index_duplicates(self, excluded: dict[str, Any], known_keys: dict[str, Any]) -> None:
+        """What ``DuplicateIndex.add`` of each submission in turn gives, built at once."""
+        dups = self.store.dups
+        for sid, kinds in excluded.items():
+            dups.excluded[sid] = frozenset(kinds)
+        entries: dict[duplicates.Key, list[str]] = {}
+        nothing: frozenset[str] = frozenset()
+        for at, sid in enumerate(self.store.blobs):
+            saved = known_keys.get(sid)
+            keys = (
+                [tuple(k) for k in saved]
+                if saved is not None
+                else duplicates.keys_of(orjson.loads(self.store.json(sid)))
+            )
+            skip = dups.excluded.get(sid, nothing)
+            kept = [k for k in keys if k[0] not in skip] if skip else keys
+            dups.seq[sid] = at
+            dups.indexed[sid] = kept
+            for key in kept:
+                entries.setdefault(key, []).append(sid)
+        dups.entries = {k: tuple(v) for k, v in entries.items()}
+
+
+def _pack_all(packer: Packer, blobs: list[bytes]) -> list[bytes]:
+    return [packer.pack(blob) for blob in blobs]
