@@ -17,6 +17,7 @@ from idv_mock.backend.aml import AmlState
 from idv_mock.backend.bulk_store import BulkStore
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.monitoring import Monitoring
+from idv_mock.backend.packing import Packer
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Schedule
@@ -27,7 +28,27 @@ from idv_mock.ground.clock import Clock
 LINE = b"\n"  # around each submission of a state file: JSON whitespace, never inside a value
 
 
-def export_project(project: Project, lines: bool = False) -> dict[str, Any]:
+HOLE = b"\x00"  # where a streamed save puts a project's submissions: never in orjson's output
+# what a project's submissions are read from after the lock: the stored bytes (immutable)
+# and what unpacks the packed ones
+Stored = tuple[list[bytes], Packer | None]
+
+
+def export_parts(clock: Clock, projects: list[Project]) -> tuple[bytes, list[Stored]]:
+    """The state document's JSON with each project's submissions a ``HOLE``, and each
+    project's stored submissions: a save (``persistence.save``) takes these under the
+    service's lock and makes and writes the submissions' JSON after it, a batch at a time,
+    so the whole document never exists in memory at once."""
+    doc = {
+        "version": 1,
+        "clock": clock.export(),
+        "projects": [export_project(p, hole=True) for p in projects],
+    }
+    stored = [(list(p.store.blobs.values()), p.store.packer) for p in projects]
+    return orjson.dumps(doc), stored
+
+
+def export_project(project: Project, lines: bool = False, hole: bool = False) -> dict[str, Any]:
     """The project in the state document (schemas/state.json), for ``orjson.dumps`` only:
     submissions are their stored JSON (``orjson.Fragment``), other parts may be live
     objects. Duplicate keys are included, as digests cannot be re-made from masked values.
@@ -35,10 +56,12 @@ def export_project(project: Project, lines: bool = False) -> dict[str, Any]:
     finds them without decoding the document (``persistence.read``)."""
     spec = project.describe()
     del spec["submission_count"]
-    found = project.store.all_json()
+    found = () if hole else project.store.all_json()
     return {
         "project": spec,
-        "submissions": [orjson.Fragment(b"".join((LINE, b, LINE)) if lines else b) for b in found],
+        "submissions": orjson.Fragment(HOLE)
+        if hole
+        else [orjson.Fragment(b"".join((LINE, b, LINE)) if lines else b) for b in found],
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
         "projections": project.projections.export(),
