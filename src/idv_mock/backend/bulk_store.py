@@ -22,7 +22,7 @@ import orjson
 
 from idv_mock.backend import duplicates
 from idv_mock.backend.exceptions import InvalidInput
-from idv_mock.backend.packing import PACK_FROM, SAMPLES, Packer
+from idv_mock.backend.packing import PACK_FROM, SAMPLES, Packer, is_packed
 from idv_mock.backend.store import SubmissionStore
 
 BATCH = 512  # submissions compressed per job on the worker (about 3.5 MB of JSON)
@@ -35,48 +35,42 @@ class BulkStore:
 
     def __init__(self, pool: Executor | None = None) -> None:
         self.store = SubmissionStore()
+        self.lines: list[bytes] = []  # each submission's blob, in the file's order
         self._pool = pool
-        self._batch: list[str] = []
-        self._jobs: list[tuple[list[str], Future[list[bytes]]]] = []
+        self._packed = 0  # lines before this one are compressed or sent to be
+        self._jobs: list[tuple[int, Future[list[bytes]]]] = []
 
     def __len__(self) -> int:
-        return len(self.store.blobs)
+        return len(self.lines)
 
     def add(self, line: bytes) -> None:
         """One submission as the exact JSON its store keeps (``line`` becomes the blob)."""
-        store = self.store
-        sub = orjson.loads(line)
-        sid, created = sub["submission_id"], sub["created_at"]
-        if type(sid) is not str or type(created) is not str:
-            raise InvalidInput("submission_id and created_at must be strings")
-        if sid in store.blobs:
-            raise InvalidInput(f"duplicate submission_id {sid}")
-        if store.packer is None and len(store.blobs) >= PACK_FROM:  # as ``add`` decides
-            store.packer = Packer(list(store.blobs.values())[-SAMPLES:])
-        store.blobs[sid] = line  # plain until its batch is compressed (same dict position)
-        store.meta[sid] = (created, sub.get("userid"), sub.get("email"))
-        if store.packer is not None:
-            self._batch.append(sid)
-            if len(self._batch) >= BATCH:
-                self._flush()
+        lines = self.lines
+        lines.append(line)
+        if self.store.packer is None and len(lines) > PACK_FROM:  # as ``add`` decides
+            self.store.packer = Packer(lines[PACK_FROM - SAMPLES : PACK_FROM])
+            self._packed = PACK_FROM
+        if self.store.packer is not None and len(lines) - self._packed >= BATCH:
+            self._flush()
 
     def _flush(self) -> None:
-        sids, self._batch = self._batch, []
-        if not sids:
+        at, end = self._packed, len(self.lines)
+        packer = self.store.packer
+        if packer is None or at == end:
             return
-        store = self.store
-        assert store.packer is not None
-        blobs = [store.blobs[sid] for sid in sids]
+        self._packed = end
+        batch = self.lines[at:end]
         if self._pool is None:
-            store.blobs.update(zip(sids, map(store.packer.pack, blobs), strict=True))
+            self.lines[at:end] = map(packer.pack, batch)
             return
-        self._jobs.append((sids, self._pool.submit(_pack_all, store.packer, blobs)))
+        self._jobs.append((at, self._pool.submit(_pack_all, packer, batch)))
         while len(self._jobs) > QUEUED:
             self._collect()
 
     def _collect(self) -> None:
-        sids, job = self._jobs.pop(0)
-        self.store.blobs.update(zip(sids, job.result(), strict=True))
+        at, job = self._jobs.pop(0)
+        packed = job.result()
+        self.lines[at : at + len(packed)] = packed
 
     def drain(self) -> None:
         """Every submission added so far compressed and in place (before the worker goes:
@@ -86,13 +80,26 @@ class BulkStore:
             self._collect()
         self._pool = None
 
-    def finish(self, excluded: dict[str, Any], known_keys: dict[str, Any]) -> SubmissionStore:
+    def finish(
+        self, excluded: dict[str, Any], known_keys: dict[str, Any], index: Any
+    ) -> SubmissionStore:
         """The store, its indexes built: ``excluded`` and ``known_keys`` are the project's
         ``dup_excluded`` and ``dup_keys`` (a submission with no saved keys gets them made
-        from its data, as ``import_project`` does)."""
+        from its data, as ``import_project`` does), ``index`` its ``line_index`` (each
+        submission's id, created_at, userid and email; a file without one has each line
+        decoded for them)."""
         self.drain()
         store = self.store
-        meta = store.meta
+        rows = index if _fits(index, len(self.lines)) else list(map(self._row, self.lines))
+        store.blobs = dict(zip((row[0] for row in rows), self.lines, strict=True))
+        if len(store.blobs) != len(rows):
+            seen: set[str] = set()
+            for row in rows:
+                if row[0] in seen:
+                    raise InvalidInput(f"duplicate submission_id {row[0]}")
+                seen.add(row[0])
+        self.lines = []
+        store.meta = meta = {sid: (created, userid, email) for sid, created, userid, email in rows}
         store.order = sorted((created, sid) for sid, (created, _, _) in meta.items())
         by_user: dict[str, list[str]] = {}
         by_email: dict[str, list[str]] = {}
@@ -105,6 +112,14 @@ class BulkStore:
         store.by_email = {k: tuple(v) for k, v in by_email.items()}
         self._index_duplicates(excluded, known_keys)
         return store
+
+    def _row(self, blob: bytes) -> tuple[str, str, Any, Any]:
+        packer = self.store.packer
+        sub = orjson.loads(packer.unpack(blob) if packer and is_packed(blob) else blob)
+        sid, created = sub["submission_id"], sub["created_at"]
+        if type(sid) is not str or type(created) is not str:
+            raise InvalidInput("submission_id and created_at must be strings")
+        return sid, created, sub.get("userid"), sub.get("email")
 
     def _index_duplicates(self, excluded: dict[str, Any], known_keys: dict[str, Any]) -> None:
         """What ``DuplicateIndex.add`` of each submission in turn gives, built at once."""
@@ -131,3 +146,16 @@ class BulkStore:
 
 def _pack_all(packer: Packer, blobs: list[bytes]) -> list[bytes]:
     return [packer.pack(blob) for blob in blobs]
+
+
+def _fits(index: Any, count: int) -> bool:
+    """Whether ``index`` is a line index of ``count`` submissions (a file without one, or
+    with a damaged one, has its lines decoded instead)."""
+    return (
+        isinstance(index, list)
+        and len(index) == count
+        and all(
+            isinstance(row, list) and len(row) == 4 and type(row[0]) is str and type(row[1]) is str
+            for row in index
+        )
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -70,14 +70,17 @@ class _Reader:
         self, source: BinaryIO, first: bytes, body_at: int, digest: str, task: Any
     ) -> dict[str, Any]:
         self.hashed.update(memoryview(first)[body_at:])
+        hashing: Future[None] = self.pool.submit(lambda: None)
         self._feed(first)
         if task is not None:
             task.add(len(first))
         while chunk := source.read(CHUNK):
-            self.hashed.update(chunk)  # hashlib lets go of the GIL: the pool compresses
+            # on the worker, between compressions (both let go of the GIL), in order
+            hashing = self.pool.submit(self.hashed.update, chunk)
             self._feed(chunk)
             if task is not None:
                 task.add(len(chunk))
+        hashing.result()
         if self.hashed.hexdigest() != digest:
             raise NotMine("the digest does not match")
         self._segment(b"".join(self.pending), last=True)
