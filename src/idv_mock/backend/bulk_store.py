@@ -122,13 +122,21 @@ class BulkStore:
         return sid, created, sub.get("userid"), sub.get("email")
 
     def _index_duplicates(self, excluded: dict[str, Any], known_keys: dict[str, Any]) -> None:
-        """What ``DuplicateIndex.add`` of each submission in turn gives, built at once."""
+        """The duplicate index as the saved server had it, built at once: the submissions
+        in the order of the file's ``dup_keys`` (the order they were last indexed in: an
+        edit or a deleted part re-indexes one), so each key's holders and the next save's
+        ``dup_keys`` come out in the same order; creation order (``seq``) is the file's."""
         dups = self.store.dups
+        blobs = self.store.blobs
         for sid, kinds in excluded.items():
             dups.excluded[sid] = frozenset(kinds)
+        dups.seq = {sid: at for at, sid in enumerate(blobs)}
         entries: dict[duplicates.Key, list[str]] = {}
         nothing: frozenset[str] = frozenset()
-        for at, sid in enumerate(self.store.blobs):
+        indexed = [sid for sid in known_keys if sid in blobs]
+        if len(indexed) < len(blobs):  # submissions without saved keys: theirs made now
+            indexed += [sid for sid in blobs if sid not in known_keys]
+        for sid in indexed:
             saved = known_keys.get(sid)
             keys = (
                 [tuple(k) for k in saved]
@@ -137,7 +145,6 @@ class BulkStore:
             )
             skip = dups.excluded.get(sid, nothing)
             kept = [k for k in keys if k[0] not in skip] if skip else keys
-            dups.seq[sid] = at
             dups.indexed[sid] = kept
             for key in kept:
                 entries.setdefault(key, []).append(sid)
