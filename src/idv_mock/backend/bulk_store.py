@@ -26,7 +26,7 @@ from idv_mock.backend.packing import PACK_FROM, SAMPLES, Packer, is_packed
 from idv_mock.backend.store import SubmissionStore
 
 BATCH = 512  # submissions compressed per job on the worker (about 3.5 MB of JSON)
-QUEUED = 8  # jobs waiting at most: the JSON not yet compressed stays under ~30 MB
+QUEUED = 2  # jobs waiting at most: the JSON not yet compressed stays under ~10 MB
 
 
 class BulkStore:

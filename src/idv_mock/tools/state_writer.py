@@ -20,7 +20,7 @@ from idv_mock.backend.packing import is_packed
 from idv_mock.backend.snapshots import HOLE, LINE, Stored
 from idv_mock.ground.progress import Task
 
-BATCH = 8 << 20  # bytes of JSON joined into one write
+BATCH = 2 << 20  # bytes of JSON joined into one write
 QUEUED = 2  # batches waiting for the writer at most
 FIRST = b"[" + LINE
 BETWEEN = LINE + b"," + LINE
