@@ -13,6 +13,10 @@ submissions); a foreign or edited one gets the full check, once. The epoch count
 starts of the file: each start bumps it and saves at once, before serving, and the id
 generator mixes it in, so no two starts hand out the same ids, even when a crash lost what
 the last one handed out.
+
+A file this server wrote is read in one pass (``state_reader``: each submission's line
+stored as it is, no document in memory) and saved a batch at a time (``state_writer``);
+any other file is read whole and checked, as before.
 """
 
 from __future__ import annotations
@@ -106,9 +110,11 @@ class Loaded:
 
 
 def read(path: Path, progress: Progress = SILENT) -> Loaded:
-    """Read and check ``path``: a file with a matching digest skips the schema check, and
-    its submissions stay JSON (each a view of its line, decoded one at a time as it is
-    stored: a state of 100k never exists as 3 GB of objects at once)."""
+    """Read and check ``path``: a file with a matching digest skips the schema check. One
+    this server wrote with a line per submission is read in one pass, its submissions
+    stored as they come (``state_reader``); for any other the whole file is read, and a
+    lined one's submissions stay JSON (each a view of its line, decoded one at a time as
+    it is stored: a state of 100k never exists as 3 GB of objects at once)."""
     try:
         with no_gc():  # millions of new objects: no collection walking them again and again
             streamed = state_reader.read_lined(path, _HEADER, progress)

@@ -38,47 +38,48 @@ def write_body(service: Service, out: BinaryIO, epoch: int, task: Task) -> str:
     done = 0
     writes: list[Future[None]] = []
 
-    def put(piece: bytes) -> None:
-        digest.update(piece)  # both let go of the GIL: the next batch is made meanwhile
-        out.write(piece)
+    def put(pieces: list[bytes]) -> None:
+        for piece in pieces:  # not joined: a large buffer made and freed per batch would
+            digest.update(piece)  # leave the heap it came from grown for good
+            out.write(piece)
 
     with ThreadPoolExecutor(1, "idv-mock-save") as pool:
         for part, project in zip(parts, stored, strict=False):
-            writes.append(pool.submit(put, part))
-            for batch, size in _batches(project):
+            writes.append(pool.submit(put, [part]))
+            for batch, size, length in _batches(project):
                 writes.append(pool.submit(put, batch))
                 while len(writes) > QUEUED:  # the batches made and not written: a few MB
                     writes.pop(0).result()
                 done += size
                 # the total guessed from the submissions written so far
-                task.total = max(task.done + len(batch), task.done * count // max(done, 1))
-                task.add(len(batch))
-        writes.append(pool.submit(put, parts[-1]))
+                task.total = max(task.done + length, task.done * count // max(done, 1))
+                task.add(length)
+        writes.append(pool.submit(put, [parts[-1]]))
         for write in writes:
             write.result()  # its error, if any, is the save's
     task.total = task.done = task.done + len(parts[-1])
     return digest.hexdigest()
 
 
-def _batches(project: Stored) -> Iterator[tuple[bytes, int]]:
-    """The project's submissions as JSON (``[``, each between ``LINE``s, ``]``), in pieces
-    of about ``BATCH`` bytes, each with how many submissions it holds."""
+def _batches(project: Stored) -> Iterator[tuple[list[bytes], int, int]]:
+    """The project's submissions as JSON (``[``, each between ``LINE``s, ``]``), in batches
+    of about ``BATCH`` bytes, each with how many submissions it holds and its length."""
     blobs, packer = project
     if not blobs:
-        yield b"[]", 0
+        yield [b"[]"], 0, 2
         return
     unpack = packer.unpack if packer is not None else None
     pieces: list[bytes] = [FIRST]
-    size, held = 0, 0
+    size, held = len(FIRST), 0
     for at, blob in enumerate(blobs):
         if at:
             pieces.append(BETWEEN)
         found = unpack(blob) if unpack is not None and is_packed(blob) else blob
         pieces.append(found)
-        size += len(found)
+        size += len(found) + len(BETWEEN)
         held += 1
         if size >= BATCH:
-            yield b"".join(pieces), held
+            yield pieces, held, size
             pieces, size, held = [], 0, 0
     pieces.append(LAST)
-    yield b"".join(pieces), held
+    yield pieces, held, size + len(LAST) - len(BETWEEN)
