@@ -116,7 +116,7 @@ class BulkStore:
     def _row(self, blob: bytes) -> tuple[str, str, Any, Any]:
         packer = self.store.packer
         sub = orjson.loads(packer.unpack(blob) if packer and is_packed(blob) else blob)
-        sid, created = sub["submission_id"], sub["created_at"]
+        sid, created = sub.get("submission_id"), sub.get("created_at")
         if type(sid) is not str or type(created) is not str:
             raise InvalidInput("submission_id and created_at must be strings")
         return sid, created, sub.get("userid"), sub.get("email")

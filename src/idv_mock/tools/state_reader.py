@@ -124,6 +124,8 @@ class _Reader:
         if not isinstance(doc, dict):
             raise NotMine("not an object")
         doc.pop("state_file", None)
+        if not self.stores:  # no submission on a line of its own (saved before the layout)
+            return doc
         stores = iter(self.stores)
         for project in doc.get("projects", []):
             if not isinstance(project, dict):
