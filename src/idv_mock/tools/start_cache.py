@@ -62,4 +62,5 @@ class Damaged(Exception):
 def save(service: Service, path: Path) -> None:
     """Write ``service``'s state (just seeded: nothing else has happened) as the entry."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    persistence.remove_stale_temporaries(path)  # what a server killed while writing it left
     persistence.save(service, path)
