@@ -88,7 +88,7 @@ def _save_after_write(server: Server, path: Path) -> float:
 def run(size: int = SIZE) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="idv-mock-restart-"))
     path = folder / "state.json"
-    seeded = Server("--seed-count", str(size))  # the reference: no state file
+    seeded = Server("--seed-count", str(size), "--no-start-cache")  # the reference: seeded
     seeded.stop()
     Server("--seed-count", str(size), "--state-file", str(path)).stop()  # saved at its start
     restarted = Server("--state-file", str(path), "--save-interval", str(SAVE_INTERVAL))

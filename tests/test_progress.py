@@ -58,7 +58,7 @@ def _on_a_terminal(*args: str) -> str:
 
 
 def test_seeding_shows_count_rate_and_time_left_on_a_terminal() -> None:
-    shown = _on_a_terminal("--seed-count", "3000")
+    shown = _on_a_terminal("--seed-count", "3000", "--no-start-cache")
     # redrawn in place (a carriage return, the line cleared) as the count goes up
     assert re.search(r"\r\x1b\[2Kseeding: [\d,]+/3,000 submissions \([\d,]+/s, \d+ s left\)", shown)
     assert "seeding: 3,000/3,000 submissions in " in shown, shown

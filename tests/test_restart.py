@@ -92,6 +92,7 @@ def test_the_seeded_start_state_is_unchanged_by_a_new_state_file(tmp_path: Path)
     assert service.export_state_json() == plain
     saved = orjson.loads((tmp_path / "state.json").read_bytes())
     assert saved.pop("state_file")["epoch"] == 1
+    assert [p.pop("line_index") for p in saved["projects"]]  # the reader's index, then the same
     assert orjson.dumps(saved) == plain
 
 

@@ -52,6 +52,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="no progress line while seeding, loading or saving (shown only on a terminal)",
     )
     serve.add_argument(
+        "--no-start-cache",
+        action="store_true",
+        help="seed even when this seeding (2,000 submissions or more) was kept in the start "
+        "cache (~/.cache/idv-mock, or $XDG_CACHE_HOME/idv-mock), and write no entry",
+    )
+    serve.add_argument(
         "--secure-transfer",
         action="store_true",
         help="switch on Secure Data Transfer for the default project",
@@ -476,7 +482,7 @@ class LazyScenarios:
 def serve(args: argparse.Namespace) -> int:
     from idv_mock.api.app import create_app
     from idv_mock.api.exposure import is_loopback
-    from idv_mock.backend import Service, ServiceConfig
+    from idv_mock.backend import ServiceConfig
 
     admins = tuple(args.admin or ["admin@example.com"])
     options: dict[str, object] = {"secure_transfer": True} if args.secure_transfer else {}
@@ -496,7 +502,7 @@ def serve(args: argparse.Namespace) -> int:
         auth_errors=args.auth_errors,
     )
     progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
-    service = Service(config, progress=progress)
+    service, cached = _seeded(args, config, progress)
     service.clocks.watch()  # what falls due on a ticking or wall clock happens on time
     if args.scenario:
         from idv_mock import scenarios
@@ -523,11 +529,47 @@ def serve(args: argparse.Namespace) -> int:
     app.state.scenarios = LazyScenarios()  # the dashboard's runner (web/ cannot import it)
     _log_to_stderr("idv_mock.hints", "idv-mock: hint: ")
     banner = _banner(args, app, service, admins, scenario if args.scenario else None)
+    if cached:
+        banner += f"\n  start cache: {cached}"
     if args.state_file is None:
         print(banner, flush=True)
         _run_uvicorn(app, args)
         return 0
     return _serve_with_state(args, service, app, banner, progress)
+
+
+def _seeded(args: argparse.Namespace, config: Any, progress: Progress) -> tuple[Any, str]:
+    """The service of ``config``, its start read from the start cache when this seeding
+    is kept there (else seeded, and kept); what the banner says of the cache ("" when
+    it is not used)."""
+    from idv_mock.backend import Service
+
+    if args.no_start_cache:
+        return Service(config, progress=progress), ""
+    from idv_mock.tools import start_cache
+
+    path = start_cache.path_for(config)
+    if path is None:
+        return Service(config, progress=progress), ""
+    try:
+        start = start_cache.load(path, progress)
+    except start_cache.Damaged as exc:
+        print(
+            f"idv-mock serve: start cache {path} is damaged ({exc}); seeding again and "
+            "rewriting it",
+            file=sys.stderr,
+            flush=True,
+        )
+        start = None
+    if start is not None:
+        return Service(config, start=start, progress=progress), f"{path} (read)"
+    service = Service(config, progress=progress)
+    try:
+        start_cache.save(service, path)
+    except OSError as exc:
+        print(f"idv-mock serve: start cache {path} not written ({exc})", file=sys.stderr)
+        return service, ""
+    return service, f"{path} (written)"
 
 
 def _banner(

@@ -734,6 +734,12 @@ class Service:
             }
             return orjson.dumps(doc)  # under the lock: the document shares live objects
 
+    def export_state_parts(self) -> tuple[bytes, list[snapshots.Stored]]:
+        """The whole state for a streamed save (``snapshots.export_parts``): only the
+        document's small parts and the lists of stored bytes are made under the lock."""
+        with self._lock:
+            return snapshots.export_parts(self.clock, list(self.projects.values()))
+
     def import_state(
         self,
         state: dict[str, Any],

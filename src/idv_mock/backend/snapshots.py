@@ -14,8 +14,10 @@ import orjson
 
 from idv_mock.backend import duplicates, images
 from idv_mock.backend.aml import AmlState
+from idv_mock.backend.bulk_store import BulkStore
 from idv_mock.backend.exceptions import InvalidInput
 from idv_mock.backend.monitoring import Monitoring
+from idv_mock.backend.packing import Packer
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Schedule
@@ -26,7 +28,27 @@ from idv_mock.ground.clock import Clock
 LINE = b"\n"  # around each submission of a state file: JSON whitespace, never inside a value
 
 
-def export_project(project: Project, lines: bool = False) -> dict[str, Any]:
+HOLE = b"\x00"  # where a streamed save puts a project's submissions: never in orjson's output
+# what a project's submissions are read from after the lock: the stored bytes (immutable)
+# and what unpacks the packed ones
+Stored = tuple[list[bytes], Packer | None]
+
+
+def export_parts(clock: Clock, projects: list[Project]) -> tuple[bytes, list[Stored]]:
+    """The state document's JSON with each project's submissions a ``HOLE``, and each
+    project's stored submissions: a save (``persistence.save``) takes these under the
+    service's lock and makes and writes the submissions' JSON after it, a batch at a time,
+    so the whole document never exists in memory at once."""
+    doc = {
+        "version": 1,
+        "clock": clock.export(),
+        "projects": [export_project(p, hole=True) for p in projects],
+    }
+    stored = [(list(p.store.blobs.values()), p.store.packer) for p in projects]
+    return orjson.dumps(doc), stored
+
+
+def export_project(project: Project, lines: bool = False, hole: bool = False) -> dict[str, Any]:
     """The project in the state document (schemas/state.json), for ``orjson.dumps`` only:
     submissions are their stored JSON (``orjson.Fragment``), other parts may be live
     objects. Duplicate keys are included, as digests cannot be re-made from masked values.
@@ -34,12 +56,15 @@ def export_project(project: Project, lines: bool = False) -> dict[str, Any]:
     finds them without decoding the document (``persistence.read``)."""
     spec = project.describe()
     del spec["submission_count"]
-    found = project.store.all_json()
+    found = () if hole else project.store.all_json()
     return {
         "project": spec,
-        "submissions": [orjson.Fragment(b"".join((LINE, b, LINE)) if lines else b) for b in found],
+        "submissions": orjson.Fragment(HOLE)
+        if hole
+        else [orjson.Fragment(b"".join((LINE, b, LINE)) if lines else b) for b in found],
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
+        **({"line_index": _line_index(project)} if hole else {}),
         "projections": project.projections.export(),
         "aml": project.aml.export(),
         "worklists": project.monitoring.export(),
@@ -49,6 +74,13 @@ def export_project(project: Project, lines: bool = False) -> dict[str, Any]:
         "due": project.schedule.export(),
         **({} if project.delivery.prompt else {"webhook_delivery": project.delivery.to_json()}),
     }
+
+
+def _line_index(project: Project) -> list[tuple[str, Any, Any, Any]]:
+    """What the store's indexes need of each submission, in the order of submissions: a
+    state file's reader builds them from this instead of decoding 100k submissions."""
+    meta = project.store.meta
+    return [(sid, *meta[sid]) for sid in project.store.blobs]
 
 
 def clone(project: Project) -> Project:
@@ -104,7 +136,15 @@ def import_project(
             )
     project.delivery = DeliveryLevers.from_json(doc.get("webhook_delivery", {}))
     known_keys = doc.get("dup_keys", {})
-    for given in doc["submissions"]:
+    given_subs = doc["submissions"]
+    if isinstance(given_subs, BulkStore):  # a state file's lines, stored as they were read
+        excluded = doc.get("dup_excluded", {})
+        count = len(given_subs)
+        project.store = given_subs.finish(excluded, known_keys, doc.get("line_index"))
+        for _ in range(count):
+            step()
+        return project
+    for given in given_subs:
         # a submission still as its JSON (a state file's line): decoded one at a time
         sub = given if isinstance(given, dict) else orjson.loads(given)
         sid = sub["submission_id"]

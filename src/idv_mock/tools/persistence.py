@@ -13,6 +13,10 @@ submissions); a foreign or edited one gets the full check, once. The epoch count
 starts of the file: each start bumps it and saves at once, before serving, and the id
 generator mixes it in, so no two starts hand out the same ids, even when a crash lost what
 the last one handed out.
+
+A file this server wrote is read in one pass (``state_reader``: each submission's line
+stored as it is, no document in memory) and saved a batch at a time (``state_writer``);
+any other file is read whole and checked, as before.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from idv_mock.ground.clock import iso
 from idv_mock.ground.gc_pause import no_gc
 from idv_mock.ground.jsondepth import STATE_DEPTH, too_deep
 from idv_mock.ground.progress import SILENT, Progress
+from idv_mock.tools import state_reader, state_writer
 
 _HEADER = re.compile(rb'\{"state_file":\{"epoch":(\d{1,18}),"sha256":"([0-9a-f]{64})"\},')
 LOG = logging.getLogger("idv_mock.state_file")
@@ -58,24 +63,29 @@ def _digest(epoch: int, body: memoryview) -> str:
     return found.hexdigest()
 
 
+def _header(epoch: int, digest: str) -> bytes:
+    return b'{"state_file":{"epoch":%d,"sha256":"%s"},' % (epoch, digest.encode())
+
+
 def _tmp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
 def save(service: Service, path: Path, epoch: int = 0, progress: Progress = SILENT) -> None:
     """Write the whole state to ``path`` atomically; on failure nothing is left behind.
-    ``progress``: where the write shows how far it is (in MB)."""
-    with no_gc():  # the export builds a list per submission (duplicate keys)
-        body = memoryview(service.export_state_json(lines=True))[1:]  # after its "{"
-    header = b'{"state_file":{"epoch":%d,"sha256":"%s"},' % (epoch, _digest(epoch, body).encode())
+    The body is written a batch at a time after a header of the right length, and the
+    header (its digest made as the body went by) written over it before the fsync and the
+    rename. ``progress``: where the write shows how far it is (in MB)."""
+    placeholder = _header(epoch, "0" * 64)
     tmp = _tmp_path(path)
-    task = progress.task("saving", len(body), "MB", scale=MB)
+    task = progress.task("saving", 0, "MB", scale=MB)
     try:
         with tmp.open("wb") as out:
-            out.write(header)
-            for at in range(0, len(body), CHUNK):
-                out.write(body[at : at + CHUNK])
-                task.add(len(body[at : at + CHUNK]))
+            out.write(placeholder)
+            with no_gc():  # the document's parts: a list per submission (duplicate keys)
+                digest = state_writer.write_body(service, out, epoch, task)
+            out.seek(0)
+            out.write(_header(epoch, digest))
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
@@ -100,10 +110,16 @@ class Loaded:
 
 
 def read(path: Path, progress: Progress = SILENT) -> Loaded:
-    """Read and check ``path``: a file with a matching digest skips the schema check, and
-    its submissions stay JSON (each a view of its line, decoded one at a time as it is
-    stored: a state of 100k never exists as 3 GB of objects at once)."""
+    """Read and check ``path``: a file with a matching digest skips the schema check. One
+    this server wrote with a line per submission is read in one pass, its submissions
+    stored as they come (``state_reader``); for any other the whole file is read, and a
+    lined one's submissions stay JSON (each a view of its line, decoded one at a time as
+    it is stored: a state of 100k never exists as 3 GB of objects at once)."""
     try:
+        with no_gc():  # millions of new objects: no collection walking them again and again
+            streamed = state_reader.read_lined(path, _HEADER, progress)
+        if streamed is not None:  # this server's own file, read in one pass
+            return Loaded(*streamed)
         raw = _read_bytes(path, progress)
         epoch, trusted = _verified(raw)
         with no_gc():  # millions of new objects: no collection walking them again and again
