@@ -63,7 +63,7 @@ class BulkStore:
         if self._pool is None:
             self.lines[at:end] = map(packer.pack, batch)
             return
-        self._jobs.append((at, self._pool.submit(_pack_all, packer, batch)))
+        self._jobs.append((at, self._pool.submit(packer.pack_many, batch)))
         while len(self._jobs) > QUEUED:
             self._collect()
 
@@ -149,10 +149,6 @@ class BulkStore:
             for key in kept:
                 entries.setdefault(key, []).append(sid)
         dups.entries = {k: tuple(v) for k, v in entries.items()}
-
-
-def _pack_all(packer: Packer, blobs: list[bytes]) -> list[bytes]:
-    return [packer.pack(blob) for blob in blobs]
 
 
 def _fits(index: Any, count: int) -> bool:
