@@ -480,8 +480,6 @@ class LazyScenarios:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from idv_mock.api.app import create_app
-    from idv_mock.api.exposure import is_loopback
     from idv_mock.backend import ServiceConfig
 
     admins = tuple(args.admin or ["admin@example.com"])
@@ -502,7 +500,22 @@ def serve(args: argparse.Namespace) -> int:
         auth_errors=args.auth_errors,
     )
     progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
-    service, cached = _seeded(args, config, progress)
+    service, cached, writing = _seeded(args, config, progress)
+    try:
+        return _serve_seeded(args, service, cached, admins, progress)
+    finally:
+        if writing is not None and writing.is_alive():  # the entry is finished, not lost
+            print("idv-mock serve: finishing the start cache entry", file=sys.stderr, flush=True)
+            writing.join()
+
+
+def _serve_seeded(
+    args: argparse.Namespace, service: Any, cached: str, admins: tuple[str, ...], progress: Progress
+) -> int:
+    """``serve`` once its service has its start: scenario, app, banner, uvicorn."""
+    from idv_mock.api.app import create_app
+    from idv_mock.api.exposure import is_loopback
+
     service.clocks.watch()  # what falls due on a ticking or wall clock happens on time
     if args.scenario:
         from idv_mock import scenarios
@@ -538,19 +551,21 @@ def serve(args: argparse.Namespace) -> int:
     return _serve_with_state(args, service, app, banner, progress)
 
 
-def _seeded(args: argparse.Namespace, config: Any, progress: Progress) -> tuple[Any, str]:
+def _seeded(
+    args: argparse.Namespace, config: Any, progress: Progress
+) -> tuple[Any, str, threading.Thread | None]:
     """The service of ``config``, its start read from the start cache when this seeding
     is kept there (else seeded, and kept); what the banner says of the cache ("" when
-    it is not used)."""
+    it is not used); the thread writing a new entry (joined before ``serve`` returns)."""
     from idv_mock.backend import Service
 
     if args.no_start_cache:
-        return Service(config, progress=progress), ""
+        return Service(config, progress=progress), "", None
     from idv_mock.tools import start_cache
 
     path = start_cache.path_for(config)
     if path is None:
-        return Service(config, progress=progress), ""
+        return Service(config, progress=progress), "", None
     try:
         start = start_cache.load(path, progress)
     except start_cache.Damaged as exc:
@@ -562,14 +577,17 @@ def _seeded(args: argparse.Namespace, config: Any, progress: Progress) -> tuple[
         )
         start = None
     if start is not None:
-        return Service(config, start=start, progress=progress), f"{path} (read)"
+        return Service(config, start=start, progress=progress), f"{path} (read)", None
     service = Service(config, progress=progress)
-    try:
-        start_cache.save(service, path)
-    except OSError as exc:
-        print(f"idv-mock serve: start cache {path} not written ({exc})", file=sys.stderr)
-        return service, ""
-    return service, f"{path} (written)"
+
+    def done(message: str) -> None:
+        print(message, file=sys.stdout if message.startswith("start") else sys.stderr, flush=True)
+
+    writing = start_cache.save_behind(service, path, done)
+    # uvicorn ends on SIGTERM by raising it again, and the default handler would end the
+    # process there: as an exception instead, ``serve`` finishes the entry first
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    return service, f"{path} (writing)", writing
 
 
 def _banner(

@@ -71,11 +71,18 @@ def _tmp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
-def save(service: Service, path: Path, epoch: int = 0, progress: Progress = SILENT) -> None:
+def save(
+    service: Service,
+    path: Path,
+    epoch: int = 0,
+    progress: Progress = SILENT,
+    parts: state_writer.Parts | None = None,
+) -> None:
     """Write the whole state to ``path`` atomically; on failure nothing is left behind.
     The body is written a batch at a time after a header of the right length, and the
     header (its digest made as the body went by) written over it before the fsync and the
-    rename. ``progress``: where the write shows how far it is (in MB)."""
+    rename. ``progress``: where the write shows how far it is (in MB); ``parts``: the
+    state as ``Service.export_state_parts`` took it earlier (else taken now)."""
     placeholder = _header(epoch, "0" * 64)
     tmp = _tmp_path(path)
     task = progress.task("saving", 0, "MB", scale=MB)
@@ -83,7 +90,7 @@ def save(service: Service, path: Path, epoch: int = 0, progress: Progress = SILE
         with tmp.open("wb") as out:
             out.write(placeholder)
             with no_gc():  # the document's parts: a list per submission (duplicate keys)
-                digest = state_writer.write_body(service, out, epoch, task)
+                digest = state_writer.write_body(service, out, epoch, task, parts)
             out.seek(0)
             out.write(_header(epoch, digest))
             out.flush()

@@ -27,10 +27,17 @@ BETWEEN = LINE + b"," + LINE
 LAST = LINE + b"]"
 
 
-def write_body(service: Service, out: BinaryIO, epoch: int, task: Task) -> str:
+Parts = tuple[bytes, list[Stored]]  # what ``Service.export_state_parts`` gives
+
+
+def write_body(
+    service: Service, out: BinaryIO, epoch: int, task: Task, taken: Parts | None = None
+) -> str:
     """Write the state document after its ``{`` to ``out``; its digest (as the header
-    says it: the epoch, then the body). ``task`` counts MB, its total estimated as it goes."""
-    skeleton, stored = service.export_state_parts()
+    says it: the epoch, then the body). ``task`` counts MB, its total estimated as it goes.
+    ``taken``: the state as taken earlier (a save on another thread of the state of a
+    moment before), else taken now."""
+    skeleton, stored = taken if taken is not None else service.export_state_parts()
     parts = skeleton[1:].split(HOLE)  # after its "{"; one part more than projects
     assert len(parts) == len(stored) + 1, "a NUL byte in the document"
     digest = hashlib.sha256(b"%d:{" % epoch)
