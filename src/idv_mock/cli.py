@@ -502,7 +502,7 @@ def serve(args: argparse.Namespace) -> int:
     progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
     service, cached, writing = _seeded(args, config, progress)
     try:
-        return _serve_seeded(args, service, cached, admins, progress)
+        return _serve_seeded(args, service, cached, writing, admins, progress)
     finally:
         if writing is not None and writing.is_alive():  # the entry is finished, not lost
             print("idv-mock serve: finishing the start cache entry", file=sys.stderr, flush=True)
@@ -510,9 +510,15 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve_seeded(
-    args: argparse.Namespace, service: Any, cached: str, admins: tuple[str, ...], progress: Progress
+    args: argparse.Namespace,
+    service: Any,
+    cached: str,
+    writing: threading.Thread | None,
+    admins: tuple[str, ...],
+    progress: Progress,
 ) -> int:
-    """``serve`` once its service has its start: scenario, app, banner, uvicorn."""
+    """``serve`` once its service has its start: scenario, app, banner, uvicorn (which
+    starts ``writing``, the start cache's entry, once it accepts)."""
     from idv_mock.api.app import create_app
     from idv_mock.api.exposure import is_loopback
 
@@ -540,6 +546,7 @@ def _serve_seeded(
         allowed_hosts=tuple(args.allowed_host),
     )
     app.state.scenarios = LazyScenarios()  # the dashboard's runner (web/ cannot import it)
+    app.state.after_start = writing
     _log_to_stderr("idv_mock.hints", "idv-mock: hint: ")
     banner = _banner(args, app, service, admins, scenario if args.scenario else None)
     if cached:
@@ -717,6 +724,9 @@ def _run_uvicorn(app: Any, args: argparse.Namespace) -> None:
             await super().startup(sockets)
             if self.started:
                 _warm_up(app.state.service)
+                later = getattr(app.state, "after_start", None)
+                if later is not None:  # after the start: its work would slow the start down
+                    later.start()
 
     gc.freeze()  # the process's long-lived start state need not be walked by every collection
     config = uvicorn.Config(

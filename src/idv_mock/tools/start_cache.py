@@ -62,11 +62,11 @@ class Damaged(Exception):
 
 
 def save_behind(service: Service, path: Path, done: Callable[[str], None]) -> threading.Thread:
-    """Write ``service``'s state as the entry on a thread of its own, the state as it is
-    now (just seeded: nothing else has happened), so the server answers while the entry is
-    written (about 5 s for 100k): a request that changes the state meanwhile changes
-    nothing in the entry. ``done`` is told how it ended. Not a daemon: a server stopped
-    meanwhile finishes the entry before it exits."""
+    """A thread (for the caller to start) that writes ``service``'s state as the entry,
+    the state as it is now (just seeded: nothing else has happened), so the server answers
+    while the entry is written (about 5 s for 100k): a request that changes the state
+    meanwhile changes nothing in the entry. ``done`` is told how it ended. Not a daemon:
+    a server stopped meanwhile finishes the entry before it exits."""
     parts = service.export_state_parts()
 
     def write() -> None:
@@ -79,6 +79,4 @@ def save_behind(service: Service, path: Path, done: Callable[[str], None]) -> th
             return
         done(f"start cache: {path} written")
 
-    thread = threading.Thread(target=write, name="idv-mock-start-cache")
-    thread.start()
-    return thread
+    return threading.Thread(target=write, name="idv-mock-start-cache")
