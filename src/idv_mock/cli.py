@@ -587,8 +587,8 @@ def _seeded(
         return Service(config, start=start, progress=progress), f"{path} (read)", None
     service = Service(config, progress=progress)
 
-    def done(message: str) -> None:
-        print(message, file=sys.stdout if message.startswith("start") else sys.stderr, flush=True)
+    def done(written: bool, message: str) -> None:
+        print(message, file=sys.stdout if written else sys.stderr, flush=True)
 
     writing = start_cache.save_behind(service, path, done)
     # uvicorn ends on SIGTERM by raising it again, and the default handler would end the
