@@ -500,6 +500,11 @@ def serve(args: argparse.Namespace) -> int:
         auth_errors=args.auth_errors,
     )
     progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
+    # uvicorn shuts down on SIGINT/SIGTERM and then raises the signal again once its own
+    # handlers are gone: SIGTERM's default handler would end the process right there (by
+    # the signal, before a final save or a start cache entry is finished). As an exception
+    # instead, ``serve`` finishes what it has to and exits 0 (SIGINT: KeyboardInterrupt).
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     service, cached, writing = _seeded(args, config, progress)
     try:
         return _serve_seeded(args, service, cached, writing, admins, progress)
@@ -591,9 +596,6 @@ def _seeded(
         print(message, file=sys.stdout if written else sys.stderr, flush=True)
 
     writing = start_cache.save_behind(service, path, done)
-    # uvicorn ends on SIGTERM by raising it again, and the default handler would end the
-    # process there: as an exception instead, ``serve`` finishes the entry first
-    signal.signal(signal.SIGTERM, _exit_on_signal)
     return service, f"{path} (writing)", writing
 
 
@@ -655,10 +657,7 @@ def _serve_with_state(
     print(_saver_banner(state, args.save_interval), flush=True)
     _log_to_stderr("idv_mock.state_file", "idv-mock: state file: ")
     saver = persistence.PeriodicSaver(state, args.save_interval).start()
-    # uvicorn shuts down on SIGINT/SIGTERM and then re-raises the signal: make both end in
-    # an exception here, so the final save below runs instead of the default handler.
-    signal.signal(signal.SIGTERM, _exit_on_signal)
-    code: object = 0
+    code: object = 0  # SIGINT and SIGTERM end uvicorn in an exception (``serve``'s handler)
     try:
         _run_uvicorn(app, args)
     except KeyboardInterrupt:
