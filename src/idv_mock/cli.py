@@ -486,10 +486,12 @@ def serve(args: argparse.Namespace) -> int:
     options: dict[str, object] = {"secure_transfer": True} if args.secure_transfer else {}
     if args.webhook_url:
         options["webhook_url"] = args.webhook_url
+    # an existing state file is the start: seeding first (100k: ~20 s) would be thrown away
+    from_file = args.state_file is not None and Path(args.state_file).exists()
     config = ServiceConfig(
         api_key=args.api_key,
         admins=admins,
-        seed_count=args.seed_count,
+        seed_count=0 if from_file else args.seed_count,
         random_seed=args.random_seed,
         options=options,
         clock_mode=args.clock,
@@ -603,11 +605,14 @@ def _banner(
     args: argparse.Namespace, app: Any, service: Any, admins: tuple[str, ...], scenario: Any
 ) -> str:
     """What ``serve`` prints once it is ready to serve (after a state file has loaded)."""
+    seeded = f"{args.seed_count} submissions, seed {args.random_seed}"
+    if service.config.seed_count != args.seed_count:  # an existing state file is the start
+        seeded = f"not seeded: the state file is the start; seed {args.random_seed}"
     lines = [
         f"idv-mock serving http://{args.host}:{args.port}/v3",
         f"  {app.state.exposure.describe()}",
         f"  api key: {args.api_key}   admin: {', '.join(admins)}",
-        f"  project: default ({args.seed_count} submissions, seed {args.random_seed})",
+        f"  project: default ({seeded})",
     ]
     if args.secure_transfer:
         lines.append(
