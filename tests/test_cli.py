@@ -61,3 +61,16 @@ def test_secure_transfer_flag_encrypts_responses() -> None:
         project = httpx.get(base + "/__admin/projects/default").json()
     assert r.json() == {"errorCode": "invalid_payload", "message": "Invalid payload"}
     assert project["options"]["secure_transfer"] is True
+
+
+def test_serve_exits_0_on_sigterm_after_a_clean_shutdown() -> None:
+    """uvicorn shuts down on SIGTERM, then raises it again: ``serve`` turns that into exit
+    0 (a process manager sees a clean stop), not a death by the signal."""
+    import signal
+
+    with ServeProcess("--seed-count", "3", "--log-level", "info") as server:
+        assert httpx.get(server.base + "/__admin/projects").status_code == 200
+        output = server.stop(signal.SIGTERM)
+    assert server.proc.returncode == 0, output
+    assert "Shutting down" in output and "Finished server process" in output
+    assert "Traceback" not in output

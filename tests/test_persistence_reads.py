@@ -24,7 +24,8 @@ from idv_mock.api.app import create_app
 from idv_mock.backend import bulk_store
 from idv_mock.backend import store as store_module
 from idv_mock.backend.packing import is_packed
-from idv_mock.tools import persistence
+from idv_mock.ground.progress import SILENT
+from idv_mock.tools import persistence, state_reader
 from idv_mock.transport import ASGITransport, InProcessClient
 
 PACK_FROM = 30  # packed from here on, as a 100k store is from 2,000
@@ -178,3 +179,38 @@ def test_a_file_with_a_submission_twice_is_refused_with_its_error(
     _rewritten(path, body.replace(line, line + b"\n," + line, 1))  # the digest matches
     with pytest.raises(persistence.StateFileError, match=r"duplicate submission_id .*; not ov"):
         persistence.load(Service(ServiceConfig(seed_count=0)), path)
+
+
+def test_files_the_reader_did_not_write_go_to_the_careful_reader(
+    saved: tuple[Service, Path],
+) -> None:
+    """The one-pass reader gives up (None) on what is not its own: a file whose digest no
+    longer matches (edited by hand), which the careful reader then loads; a signed one
+    whose text is not JSON, which the careful reader refuses with its clear error."""
+    _, path = saved
+    raw = path.read_bytes()
+    edited = raw.replace(b'"userid":"shared-user"', b'"userid":"edited-user"', 1)
+    assert edited != raw
+    path.write_bytes(edited)
+    assert state_reader.read_lined(path, persistence._HEADER, SILENT) is None
+    loaded = _loaded(path)
+    with _client(loaded) as client:
+        items = client.get("/v3/submission", params={"userid": "edited-user"}).json()["Items"]
+    assert len(items) == 1
+    loaded.close()
+    body = _body(path)
+    _rewritten(path, body.replace(b'"projects":', b'"projects"', 1))  # the digest matches
+    assert state_reader.read_lined(path, persistence._HEADER, SILENT) is None
+    with pytest.raises(persistence.StateFileError, match="not a readable JSON file"):
+        persistence.read(path)
+
+
+def test_a_bug_in_the_one_pass_reader_surfaces_instead_of_falling_back(
+    saved: tuple[Service, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: bulk_store.BulkStore, line: bytes) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(bulk_store.BulkStore, "add", broken)
+    with pytest.raises(KeyError, match="a bug"):
+        persistence.read(saved[1])

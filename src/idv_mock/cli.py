@@ -486,10 +486,12 @@ def serve(args: argparse.Namespace) -> int:
     options: dict[str, object] = {"secure_transfer": True} if args.secure_transfer else {}
     if args.webhook_url:
         options["webhook_url"] = args.webhook_url
+    # an existing state file is the start: seeding first (100k: ~20 s) would be thrown away
+    from_file = args.state_file is not None and Path(args.state_file).exists()
     config = ServiceConfig(
         api_key=args.api_key,
         admins=admins,
-        seed_count=args.seed_count,
+        seed_count=0 if from_file else args.seed_count,
         random_seed=args.random_seed,
         options=options,
         clock_mode=args.clock,
@@ -500,6 +502,11 @@ def serve(args: argparse.Namespace) -> int:
         auth_errors=args.auth_errors,
     )
     progress = Progress.on_terminal(sys.stderr, quiet=args.quiet)
+    # uvicorn shuts down on SIGINT/SIGTERM and then raises the signal again once its own
+    # handlers are gone: SIGTERM's default handler would end the process right there (by
+    # the signal, before a final save or a start cache entry is finished). As an exception
+    # instead, ``serve`` finishes what it has to and exits 0 (SIGINT: KeyboardInterrupt).
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     service, cached, writing = _seeded(args, config, progress)
     try:
         return _serve_seeded(args, service, cached, writing, admins, progress)
@@ -587,13 +594,10 @@ def _seeded(
         return Service(config, start=start, progress=progress), f"{path} (read)", None
     service = Service(config, progress=progress)
 
-    def done(message: str) -> None:
-        print(message, file=sys.stdout if message.startswith("start") else sys.stderr, flush=True)
+    def done(written: bool, message: str) -> None:
+        print(message, file=sys.stdout if written else sys.stderr, flush=True)
 
     writing = start_cache.save_behind(service, path, done)
-    # uvicorn ends on SIGTERM by raising it again, and the default handler would end the
-    # process there: as an exception instead, ``serve`` finishes the entry first
-    signal.signal(signal.SIGTERM, _exit_on_signal)
     return service, f"{path} (writing)", writing
 
 
@@ -601,11 +605,14 @@ def _banner(
     args: argparse.Namespace, app: Any, service: Any, admins: tuple[str, ...], scenario: Any
 ) -> str:
     """What ``serve`` prints once it is ready to serve (after a state file has loaded)."""
+    seeded = f"{args.seed_count} submissions, seed {args.random_seed}"
+    if service.config.seed_count != args.seed_count:  # an existing state file is the start
+        seeded = f"not seeded: the state file is the start; seed {args.random_seed}"
     lines = [
         f"idv-mock serving http://{args.host}:{args.port}/v3",
         f"  {app.state.exposure.describe()}",
         f"  api key: {args.api_key}   admin: {', '.join(admins)}",
-        f"  project: default ({args.seed_count} submissions, seed {args.random_seed})",
+        f"  project: default ({seeded})",
     ]
     if args.secure_transfer:
         lines.append(
@@ -655,10 +662,7 @@ def _serve_with_state(
     print(_saver_banner(state, args.save_interval), flush=True)
     _log_to_stderr("idv_mock.state_file", "idv-mock: state file: ")
     saver = persistence.PeriodicSaver(state, args.save_interval).start()
-    # uvicorn shuts down on SIGINT/SIGTERM and then re-raises the signal: make both end in
-    # an exception here, so the final save below runs instead of the default handler.
-    signal.signal(signal.SIGTERM, _exit_on_signal)
-    code: object = 0
+    code: object = 0  # SIGINT and SIGTERM end uvicorn in an exception (``serve``'s handler)
     try:
         _run_uvicorn(app, args)
     except KeyboardInterrupt:

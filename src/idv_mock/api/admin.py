@@ -83,7 +83,10 @@ def _summary(service: Service, message: str) -> dict[str, Any]:
 async def reset(request: Request) -> Response:
     service = service_of(request)
     service.reset()
-    return json_response(_summary(service, "reset to the seeded start state"))
+    start = (
+        "the state file's start state" if service.started_from_file else "the seeded start state"
+    )
+    return json_response(_summary(service, f"reset to {start}"))
 
 
 async def list_projects(request: Request) -> Response:

@@ -6,27 +6,25 @@ e-mail and duplicate indexes one tuple copy at a time: about 9 s of CPU. A file 
 digest says this server wrote it holds each submission as the exact bytes its store
 keeps (``orjson.dumps`` of the submission, the bytes ``export_project`` writes), so here
 each line *is* the stored blob: it is decoded once for the four values the indexes need,
-never encoded again, compressed in batches on a worker thread (zstd lets go of the GIL),
-and the indexes are built once at the end (the read order sorted once, each index's
-tuples made once). The store it builds is the one ``add`` would have built, value for
-value: the same blobs in the same insertion order (packed from ``PACK_FROM`` on, against
-a dictionary trained on the same samples), the same order, indexes and duplicate index.
+never encoded again, compressed in batches on a worker thread (``packing.Behind``, as
+seeding does; zstd lets go of the GIL), and the indexes are built once at the end (the
+read order sorted once, each index's tuples made once). The store it builds is the one
+``add`` would have built, value for value: the same blobs in the same insertion order
+(packed from ``PACK_FROM`` on, against a dictionary trained on the same samples), the
+same order, indexes and duplicate index.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from typing import Any
 
 import orjson
 
 from idv_mock.backend import duplicates
 from idv_mock.backend.exceptions import InvalidInput
-from idv_mock.backend.packing import PACK_FROM, SAMPLES, Packer, is_packed
+from idv_mock.backend.packing import PACK_FROM, SAMPLES, Behind, Packer, is_packed
 from idv_mock.backend.store import SubmissionStore
-
-BATCH = 512  # submissions compressed per job on the worker (about 3.5 MB of JSON)
-QUEUED = 2  # jobs waiting at most: the JSON not yet compressed stays under ~10 MB
 
 
 class BulkStore:
@@ -36,9 +34,8 @@ class BulkStore:
     def __init__(self, pool: Executor | None = None) -> None:
         self.store = SubmissionStore()
         self.lines: list[bytes] = []  # each submission's blob, in the file's order
-        self._pool = pool
-        self._packed = 0  # lines before this one are compressed or sent to be
-        self._jobs: list[tuple[int, Future[list[bytes]]]] = []
+        self._pool = pool  # the reader's worker, shared with its hashing
+        self._behind: Behind | None = None  # packing the lines from ``PACK_FROM`` on
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -46,38 +43,26 @@ class BulkStore:
     def add(self, line: bytes) -> None:
         """One submission as the exact JSON its store keeps (``line`` becomes the blob)."""
         lines = self.lines
+        at = len(lines)
         lines.append(line)
-        if self.store.packer is None and len(lines) > PACK_FROM:  # as ``add`` decides
+        if self.store.packer is None:
+            if at < PACK_FROM:  # as ``add`` decides
+                return
             self.store.packer = Packer(lines[PACK_FROM - SAMPLES : PACK_FROM])
-            self._packed = PACK_FROM
-        if self.store.packer is not None and len(lines) - self._packed >= BATCH:
-            self._flush()
+        if self._behind is None:
+            self._behind = Behind(self.store.packer, put_back=self._put_back, pool=self._pool)
+        self._behind.add(at, line)
 
-    def _flush(self) -> None:
-        at, end = self._packed, len(self.lines)
-        packer = self.store.packer
-        if packer is None or at == end:
-            return
-        self._packed = end
-        batch = self.lines[at:end]
-        if self._pool is None:
-            self.lines[at:end] = map(packer.pack, batch)
-            return
-        self._jobs.append((at, self._pool.submit(packer.pack_many, batch)))
-        while len(self._jobs) > QUEUED:
-            self._collect()
-
-    def _collect(self) -> None:
-        at, job = self._jobs.pop(0)
-        packed = job.result()
+    def _put_back(self, batch: list[tuple[Any, bytes]], packed: list[bytes]) -> None:
+        """A batch (consecutive lines, nothing replaces a line meanwhile) packed."""
+        at = batch[0][0]
         self.lines[at : at + len(packed)] = packed
 
     def drain(self) -> None:
-        """Every submission added so far compressed and in place (before the worker goes:
-        what is left after this is compressed here)."""
-        self._flush()
-        while self._jobs:
-            self._collect()
+        """Every submission added so far compressed and in place (before the worker goes)."""
+        if self._behind is not None:
+            self._behind.close()
+            self._behind = None
         self._pool = None
 
     def finish(

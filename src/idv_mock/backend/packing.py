@@ -12,11 +12,13 @@ start's) is never packed and pays nothing.
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported on first use: a small store never needs it
-    from concurrent.futures import Future
+    from concurrent.futures import Executor, Future
 
     import zstandard
 
@@ -78,24 +80,41 @@ class Packer:
         return [found[i].tobytes() for i in range(len(blobs))]
 
 
+PutBack = Callable[[list[tuple[Any, bytes]], list[bytes]], None]
+
+
 class Behind:
-    """Packing done on a worker thread while a store is seeded: the seeding thread stores
-    each submission plain and hands it on in batches; a packed one replaces its plain one
-    when the batch comes back (only if nothing replaced it meanwhile). Reads see the same
-    JSON either way."""
+    """Packing done on a worker thread while a store is filled (seeding, a state file's
+    lines): the filling thread stores each submission plain and hands it on in batches;
+    ``put_back`` gets each batch with its packed blobs when it comes back. By default
+    (``blobs``) a packed one replaces its plain one only if nothing replaced it meanwhile.
+    Reads see the same JSON either way. ``pool``: a worker shared with other work (kept
+    open); else one of its own, shut down by ``close``."""
 
     BATCH = 512
 
-    def __init__(self, packer: Packer, blobs: dict[str, bytes]) -> None:
+    def __init__(
+        self,
+        packer: Packer,
+        blobs: dict[str, bytes] | None = None,
+        put_back: PutBack | None = None,
+        pool: Executor | None = None,
+    ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
-        self._packer, self._blobs = packer, blobs
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="idv-mock-pack")
-        self._batch: list[tuple[str, bytes]] = []
-        self._running: tuple[list[tuple[str, bytes]], Future[list[bytes]]] | None = None
+        if put_back is None:
+            assert blobs is not None, "Behind needs blobs or put_back"
+            put_back = functools.partial(_replace_unchanged, blobs)
+        self._packer, self._put_back = packer, put_back
+        self._owned = pool is None
+        self._pool = (
+            ThreadPoolExecutor(1, thread_name_prefix="idv-mock-pack") if pool is None else pool
+        )
+        self._batch: list[tuple[Any, bytes]] = []
+        self._running: tuple[list[tuple[Any, bytes]], Future[list[bytes]]] | None = None
 
-    def add(self, sid: str, blob: bytes) -> None:
-        self._batch.append((sid, blob))
+    def add(self, key: Any, blob: bytes) -> None:
+        self._batch.append((key, blob))
         if len(self._batch) >= self.BATCH:
             self._send()
 
@@ -103,7 +122,8 @@ class Behind:
         """Pack what is left and wait for it: afterwards every submission is packed."""
         self._send()
         self._settle()
-        self._pool.shutdown()
+        if self._owned:
+            self._pool.shutdown()
 
     def _send(self) -> None:
         self._settle()  # at most one batch in flight: memory stays bounded
@@ -116,7 +136,12 @@ class Behind:
         if self._running is None:
             return
         (batch, future), self._running = self._running, None
-        blobs = self._blobs
-        for (sid, blob), packed in zip(batch, future.result(), strict=True):
-            if blobs.get(sid) is blob:
-                blobs[sid] = packed
+        self._put_back(batch, future.result())
+
+
+def _replace_unchanged(
+    blobs: dict[str, bytes], batch: list[tuple[Any, bytes]], packed: list[bytes]
+) -> None:
+    for (sid, blob), done in zip(batch, packed, strict=True):
+        if blobs.get(sid) is blob:
+            blobs[sid] = done

@@ -143,6 +143,7 @@ class Service:
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
+        self.started_from_file = False  # a state file's state is the start (not the seeding)
         # made from the start shipped with the package (a cache of it would be a copy)
         self.started_prebuilt = start is None and (start := prebuilt.load(cfg)) is not None
         if start is None:
@@ -270,7 +271,8 @@ class Service:
         project.monitoring.add(Worklist(DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, True, opened))
 
     def reset(self, *, new_ids: bool = True) -> None:
-        """Back to the state right after start-up (seeded default project only). The ids
+        """Back to the state right after start-up: the seeded default project, or the state
+        file's state as the server loaded it (``import_state(as_start=True)``). The ids
         handed out after it never repeat those handed out before it in this run (the count
         of resets is mixed into them); ``new_ids=False`` (the pytest plugin's reset before
         each test) gives every test the same ids, whatever ran before."""
@@ -283,8 +285,11 @@ class Service:
             self._core.routes.clear()
             self.settings = {"auth_errors": self.config.auth_errors}  # the serve flag's value
 
-    def _restore(self, state: dict[str, Any], progress: Progress = SILENT) -> None:
-        """Make ``state`` (already checked and owned) the live state and every project's start."""
+    def _restore(
+        self, state: dict[str, Any], progress: Progress = SILENT, as_start: bool = False
+    ) -> None:
+        """Make ``state`` (already checked and owned) the live state and every project's
+        start; ``as_start``: also the server's start, what ``reset`` goes back to."""
         total = sum(len(p.get("submissions", ())) for p in state["projects"])
         task = progress.task("loading", total, "submissions")
         with no_gc():
@@ -302,6 +307,10 @@ class Service:
             self.changes += 1
             self._install(Clock.restore(state["clock"]), projects, live)
             self._project_starts = {p.project_id: p for p in projects}
+            if as_start:
+                self.started_from_file = True
+                self._start = dict(self._project_starts)
+                self._start_clock = self.clock.export()
 
     def _install(
         self, clock: Clock, starts: list[Project], live: list[Project] | None = None
@@ -747,11 +756,14 @@ class Service:
         validate: bool = True,
         give: bool = False,
         progress: Progress = SILENT,
+        as_start: bool = False,
     ) -> None:
         """Replace the whole state; an invalid document changes nothing. ``validate=False``:
         the caller checked it (depth and schema); ``give``: the caller hands ``state`` over
         (no copy: a large state file loads in half the time); ``progress``: where loading
-        shows how far it is."""
+        shows how far it is; ``as_start``: the state a server starts from (its state
+        file), which ``reset`` then goes back to. An import through the control API is
+        not a start: ``reset`` still goes back to the seeded state."""
         if validate and too_deep(state, STATE_DEPTH):
             raise InvalidInput("invalid state document", [STATE_MESSAGE])
         problems = schemas.errors("state.json", state) if validate else []
@@ -759,4 +771,4 @@ class Service:
             raise InvalidInput("invalid state document", problems)
         with no_gc():
             own = state if give else snapshots.owned(state)  # callers keep theirs
-        self._restore(own, progress)
+        self._restore(own, progress, as_start)

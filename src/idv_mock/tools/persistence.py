@@ -246,7 +246,10 @@ def _load(service: Service, path: Path, progress: Progress = SILENT) -> Loaded |
     loaded = read(path, progress)
     try:
         # checked once, above
-        service.import_state(loaded.doc, validate=False, give=True, progress=progress)
+        # the file's state, as loaded, is the server's start: both resets go back to it
+        service.import_state(
+            loaded.doc, validate=False, give=True, progress=progress, as_start=True
+        )
     except InvalidInput as exc:
         raise StateFileError(f"{path}: {exc}; not overwriting it") from None
     loaded.doc.clear()  # its submissions' lines hold the file's bytes: not through the save

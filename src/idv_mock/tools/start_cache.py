@@ -61,12 +61,15 @@ class Damaged(Exception):
     """The entry cannot be read: seeded again and rewritten."""
 
 
-def save_behind(service: Service, path: Path, done: Callable[[str], None]) -> threading.Thread:
+def save_behind(
+    service: Service, path: Path, done: Callable[[bool, str], None]
+) -> threading.Thread:
     """A thread (for the caller to start) that writes ``service``'s state as the entry,
     the state as it is now (just seeded: nothing else has happened), so the server answers
     while the entry is written (about 5 s for 100k): a request that changes the state
-    meanwhile changes nothing in the entry. ``done`` is told how it ended. Not a daemon:
-    a server stopped meanwhile finishes the entry before it exits."""
+    meanwhile changes nothing in the entry. ``done`` is told how it ended: written or not,
+    and the line to show. Not a daemon: a server stopped meanwhile finishes the entry
+    before it exits."""
     parts = service.export_state_parts()
 
     def write() -> None:
@@ -75,8 +78,8 @@ def save_behind(service: Service, path: Path, done: Callable[[str], None]) -> th
             persistence.remove_stale_temporaries(path)  # a server killed while writing left
             persistence.save(service, path, parts=parts)
         except OSError as exc:
-            done(f"idv-mock serve: start cache {path} not written ({exc})")
+            done(False, f"idv-mock serve: start cache {path} not written ({exc})")
             return
-        done(f"start cache: {path} written")
+        done(True, f"start cache: {path} written")
 
     return threading.Thread(target=write, name="idv-mock-start-cache")
