@@ -186,11 +186,19 @@ def _lined(raw: bytes | bytearray) -> Any:
             skeleton += line
         at = end
     doc = orjson.loads(skeleton)
-    taken = 0
-    for project in doc.get("projects", []) if isinstance(doc, dict) else []:
-        count = len(project.get("submissions", []))
-        project["submissions"] = subs[taken : taken + count]
-        taken += count
+    projects = doc.get("projects", []) if isinstance(doc, dict) else []
+    lists = [p["submissions"] for p in projects if isinstance(p, dict) and "submissions" in p]
+    if not all(isinstance(found, list) for found in lists):
+        return None  # decoded whole: the schema check says what is wrong
+    holes = [
+        [at for at, sub in enumerate(found) if type(sub) is int and sub == 0] for found in lists
+    ]
+    if sum(map(len, holes)) != len(subs):
+        return None  # not laid out as this server saves it (a submission off its line)
+    lines = iter(subs)
+    for found, at_holes in zip(lists, holes, strict=True):
+        for at in at_holes:
+            found[at] = next(lines)
     return doc
 
 
