@@ -205,6 +205,22 @@ def test_files_the_reader_did_not_write_go_to_the_careful_reader(
         persistence.read(path)
 
 
+def test_a_signed_file_with_a_submission_off_its_line_loads_every_submission(
+    saved: tuple[Service, Path],
+) -> None:
+    """One submission joined to the document's text instead of on a line of its own (the
+    same JSON, signed again): not the one-pass reader's (a project mixing lines and
+    objects), and the careful reader takes each submission where it is, not by count."""
+    source, path = saved
+    body = _body(path)
+    first = body.index(b"\n{")
+    _rewritten(path, body[:first] + body[first + 1 :])  # the digest matches
+    assert state_reader.read_lined(path, persistence._HEADER, SILENT) is None
+    loaded = _loaded(path)
+    assert _reads(loaded) == _reads(source)
+    loaded.close()
+
+
 def test_a_bug_in_the_one_pass_reader_surfaces_instead_of_falling_back(
     saved: tuple[Service, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

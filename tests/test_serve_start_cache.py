@@ -52,7 +52,7 @@ def _cache_lines(printed: str) -> list[str]:
 
 def test_a_cached_start_reads_exactly_as_a_seeded_one(cache_home: Path) -> None:
     seeded, printed = _served()
-    (entry,) = cache_home.glob("start-*.json")
+    (entry,) = cache_home.glob("start-*.jsonz")
     # written behind the first answers (done before or after the banner: either order),
     # and finished before the server exits
     assert sorted(_cache_lines(printed)) == [
@@ -69,7 +69,7 @@ def test_a_cached_start_reads_exactly_as_a_seeded_one(cache_home: Path) -> None:
 
 def test_a_damaged_entry_is_ignored_with_a_warning_and_rewritten(cache_home: Path) -> None:
     seeded, _ = _served()
-    (entry,) = cache_home.glob("start-*.json")
+    (entry,) = cache_home.glob("start-*.jsonz")
     entry.write_bytes(entry.read_bytes()[:-1000])  # cut short, as by a full disk
     again, printed = _served()
     damaged, *written = _cache_lines(printed)

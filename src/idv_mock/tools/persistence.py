@@ -28,10 +28,11 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -49,6 +50,7 @@ LOG = logging.getLogger("idv_mock.state_file")
 MB = 1 << 20
 CHUNK = 16 * MB  # read and written in pieces this big, each a step of the progress line
 JSON_OBJECT = ord("{")
+ZSTD_LEVEL = 1  # zstd's fastest: a state file to an eighth (3: 1.5x the CPU, 1% smaller)
 _STALE = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.tmp")
 
 
@@ -77,20 +79,24 @@ def save(
     epoch: int = 0,
     progress: Progress = SILENT,
     parts: state_writer.Parts | None = None,
+    compressed: bool = False,
 ) -> None:
     """Write the whole state to ``path`` atomically; on failure nothing is left behind.
     The body is written a batch at a time after a header of the right length, and the
     header (its digest made as the body went by) written over it before the fsync and the
     rename. ``progress``: where the write shows how far it is (in MB); ``parts``: the
-    state as ``Service.export_state_parts`` took it earlier (else taken now)."""
+    state as ``Service.export_state_parts`` took it earlier (else taken now);
+    ``compressed``: the body as one zstd frame after the plain header (the start cache's
+    entries: ``state_reader.read_lined(compressed=True)`` reads them)."""
     placeholder = _header(epoch, "0" * 64)
     tmp = _tmp_path(path)
     task = progress.task("saving", 0, "MB", scale=MB)
     try:
         with tmp.open("wb") as out:
             out.write(placeholder)
-            with no_gc():  # the document's parts: a list per submission (duplicate keys)
-                digest = state_writer.write_body(service, out, epoch, task, parts)
+            with no_gc(), _body_writer(out, compressed) as body:
+                # the document's parts: a list per submission (duplicate keys)
+                digest = state_writer.write_body(service, body, epoch, task, parts)
             out.seek(0)
             out.write(_header(epoch, digest))
             out.flush()
@@ -106,6 +112,20 @@ def save(
         os.fsync(folder)
     finally:
         os.close(folder)
+
+
+@contextlib.contextmanager
+def _body_writer(out: BinaryIO, compressed: bool) -> Iterator[BinaryIO]:
+    """``out``, or a zstd frame written into it (streamed: no copy of the body is kept),
+    ended when the body is done; ``out`` stays open for its header."""
+    if not compressed:
+        yield out
+        return
+    import zstandard
+
+    compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
+    with compressor.stream_writer(out, closefd=False) as frame:
+        yield frame
 
 
 @dataclass(slots=True)
@@ -166,11 +186,19 @@ def _lined(raw: bytes | bytearray) -> Any:
             skeleton += line
         at = end
     doc = orjson.loads(skeleton)
-    taken = 0
-    for project in doc.get("projects", []) if isinstance(doc, dict) else []:
-        count = len(project.get("submissions", []))
-        project["submissions"] = subs[taken : taken + count]
-        taken += count
+    projects = doc.get("projects", []) if isinstance(doc, dict) else []
+    lists = [p["submissions"] for p in projects if isinstance(p, dict) and "submissions" in p]
+    if not all(isinstance(found, list) for found in lists):
+        return None  # decoded whole: the schema check says what is wrong
+    holes = [
+        [at for at, sub in enumerate(found) if type(sub) is int and sub == 0] for found in lists
+    ]
+    if sum(map(len, holes)) != len(subs):
+        return None  # not laid out as this server saves it (a submission off its line)
+    lines = iter(subs)
+    for found, at_holes in zip(lists, holes, strict=True):
+        for at in at_holes:
+            found[at] = next(lines)
     return doc
 
 

@@ -8,8 +8,9 @@ shipped start (``prebuilt.key``: the seeding part of the configuration, the code
 schemas that decide the seeded bytes, Faker's version), so a change of any of those
 seeds again; a wall clock (whose start is stamped with the time) is never cached. Only
 counts from ``MIN_COUNT`` on are cached: below, seeding is quicker than the file's
-save. An entry is a state file (header, digest): a damaged one is ignored, seeded again
-and rewritten.
+save. An entry is a state file (header, digest) whose body after the header is
+zstd-compressed (written and read streaming, never whole in memory): a damaged one is
+ignored, seeded again and rewritten.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from idv_mock.ground.progress import SILENT, Progress
 from idv_mock.tools import persistence, state_reader
 
 MIN_COUNT = 2_000  # seeding 2,000 costs about 0.5 s of CPU, reading them back about 0.1 s
+# an entry is a state file whose body is one zstd frame (an eighth of the size); entries of
+# earlier versions, plain state files named ``start-KEY.json``, are ignored
+SUFFIX = ".jsonz"
 
 
 def folder() -> Path:
@@ -40,7 +44,7 @@ def path_for(config: ServiceConfig) -> Path | None:
     if config.seed_count < MIN_COUNT:
         return None
     found = prebuilt.key(config)
-    return None if found is None else folder() / f"start-{found}.json"
+    return None if found is None else folder() / f"start-{found}{SUFFIX}"
 
 
 def load(path: Path, progress: Progress = SILENT) -> dict[str, Any] | None:
@@ -48,10 +52,14 @@ def load(path: Path, progress: Progress = SILENT) -> dict[str, Any] | None:
     message) or damaged (``Damaged``)."""
     if not path.is_file():
         return None
+    import zstandard
+
     try:
-        found = state_reader.read_lined(path, persistence._HEADER, progress)
+        found = state_reader.read_lined(path, persistence._HEADER, progress, compressed=True)
     except OSError as exc:
         raise Damaged(persistence.describe_error(exc)) from None
+    except zstandard.ZstdError as exc:
+        raise Damaged(f"its compressed body is damaged: {exc}") from None
     if found is None:
         raise Damaged("its digest does not match")
     return found[0]
@@ -76,7 +84,7 @@ def save_behind(
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             persistence.remove_stale_temporaries(path)  # a server killed while writing left
-            persistence.save(service, path, parts=parts)
+            persistence.save(service, path, parts=parts, compressed=True)
         except OSError as exc:
             done(False, f"idv-mock serve: start cache {path} not written ({exc})")
             return

@@ -25,6 +25,7 @@ from idv_mock.backend.snapshots import LINE
 from idv_mock.ground.progress import Progress
 
 CHUNK = 16 << 20  # read in pieces this big, each a step of the progress line
+HEADER_MAX = 128  # the header of a file whose body is compressed is in its first bytes
 MB = 1 << 20
 JSON_OBJECT = ord("{")
 COMMA = b","  # the skeleton between two submissions of the same project
@@ -34,20 +35,28 @@ class NotMine(Exception):
     """Not a file this reader takes (the caller reads it the careful way)."""
 
 
-def read_lined(path: Path, header: Any, progress: Progress) -> tuple[dict[str, Any], int] | None:
+def read_lined(
+    path: Path, header: Any, progress: Progress, compressed: bool = False
+) -> tuple[dict[str, Any], int] | None:
     """The document and epoch of ``path`` if its digest matches, its projects' submissions
     as filled ``BulkStore``s; None for any other file. ``header``: the compiled pattern of
-    the server's header (epoch, digest)."""
+    the server's header (epoch, digest). ``compressed``: the body after the plain header
+    is one zstd frame (``persistence.save(compressed=True)``), read through a streaming
+    decompressor; a damaged frame is a ``zstandard.ZstdError``."""
     with path.open("rb") as found, ThreadPoolExecutor(1, "idv-mock-load") as pool:
-        first = found.read(CHUNK)
+        first = found.read(HEADER_MAX if compressed else CHUNK)
         matched = header.match(first)
         if matched is None:
             return None
         epoch, digest = int(matched[1]), matched[2].decode()
         size = os.fstat(found.fileno()).st_size
         task = progress.task("reading", size, "MB", scale=MB) if size >= CHUNK else None
+        source: BinaryIO = found
+        if compressed:
+            source = _decompressed(found, matched.end())
+            first = first[: matched.end()] + source.read(CHUNK)
         try:
-            doc = _Reader(pool, epoch).run(found, first, matched.end(), digest, task)
+            doc = _Reader(pool, epoch, found).run(source, first, matched.end(), digest, task)
         except (NotMine, orjson.JSONDecodeError):  # any other error is a bug here: it shows
             return None
     if task is not None:
@@ -55,9 +64,22 @@ def read_lined(path: Path, header: Any, progress: Progress) -> tuple[dict[str, A
     return doc, epoch
 
 
+def _decompressed(found: BinaryIO, at: int) -> BinaryIO:
+    """The zstd frame of ``found`` from ``at`` on, as a file of its decompressed bytes.
+    Decompressed on this thread: read ahead on another, it ran ~6% quicker at 100k but
+    kept ~30 MB more (that thread's allocations come from a malloc arena of its own)."""
+    import zstandard
+
+    found.seek(at)
+    reader: BinaryIO = zstandard.ZstdDecompressor().stream_reader(found, read_size=1 << 20)
+    return reader
+
+
 class _Reader:
-    def __init__(self, pool: ThreadPoolExecutor, epoch: int) -> None:
+    def __init__(self, pool: ThreadPoolExecutor, epoch: int, file: BinaryIO) -> None:
         self.pool = pool
+        self.file = file  # the file read: its position is the progress (compressed or not)
+        self.shown = 0
         self.hashed = hashlib.sha256(b"%d:{" % epoch)
         self.skeleton = bytearray()
         self.stores: list[BulkStore] = []
@@ -71,14 +93,12 @@ class _Reader:
         self.hashed.update(memoryview(first)[body_at:])
         hashing: Future[None] = self.pool.submit(lambda: None)
         self._feed(first)
-        if task is not None:
-            task.add(len(first))
+        self._show(task)
         while chunk := source.read(CHUNK):
             # on the worker, between compressions (both let go of the GIL), in order
             hashing = self.pool.submit(self.hashed.update, chunk)
             self._feed(chunk)
-            if task is not None:
-                task.add(len(chunk))
+            self._show(task)
         hashing.result()
         if self.hashed.hexdigest() != digest:
             raise NotMine("the digest does not match")
@@ -87,6 +107,12 @@ class _Reader:
         for store in self.stores:
             store.drain()
         return self._document()
+
+    def _show(self, task: Any) -> None:
+        if task is not None:
+            at = self.file.tell()
+            task.add(at - self.shown)
+            self.shown = at
 
     def _feed(self, chunk: bytes) -> None:
         """Take every segment ``chunk`` completes; keep what follows its last LINE."""
