@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from idv_mock.backend.events import EVENT_NAMES
+from idv_mock.backend.event_codes import EVENT_NAMES
 from idv_mock.backend.liveform_flow import STEPS
 from idv_mock.ground import errors, operations, schemas
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from idv_mock.backend.events import FAIL_CODES
-from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
+from idv_mock.backend.event_codes import FAIL_CODES
+from idv_mock.backend.event_codes import RETRY_CODES as RETRY_CODES  # the tester panel's list
 from idv_mock.backend.liveform_links import Link, TokenUse
 from idv_mock.fake import codes
 from idv_mock.ground import schemas

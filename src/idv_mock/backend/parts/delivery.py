@@ -14,7 +14,7 @@ from typing import Any
 
 from idv_mock.backend import routes
 from idv_mock.backend.core import Core
-from idv_mock.backend.events import EVENT_NAMES
+from idv_mock.backend.event_codes import EVENT_NAMES
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.delivery.levers import RELEASE_SCHEMA, DeliveryLevers
 from idv_mock.delivery.webhooks import NotHeld
