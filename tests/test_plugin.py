@@ -254,7 +254,7 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
     it does not call, the near-miss hints and CORS (the fast lane answers that call
     without them), the backend's edits, webhook payload builders, seeding, rate limiter
     and form links (it edits nothing, sends no webhook, seeds nothing, limits no rate,
-    opens no form), and uvicorn's
+    opens no form, routes no webhook), and uvicorn's
     command line (``uvicorn.main``, its reloaders); a
     later ``import uvicorn`` still finds the whole package."""
     from idv_mock import ServiceConfig
@@ -278,7 +278,7 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
                  "idv_mock.api.images", "idv_mock.api.migration", "idv_mock.api.hints",
                  "idv_mock.api.cors", "idv_mock.backend.edits", "idv_mock.backend.events",
                  "idv_mock.backend.seed", "idv_mock.backend.ratelimit",
-                 "idv_mock.backend.liveform_links")
+                 "idv_mock.backend.liveform_links", "idv_mock.backend.routes")
 
         def test_first(idv_server):
             r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},
