@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from idv_mock.backend import views
 from idv_mock.backend.coverage_counts import CoverageCounts
 from idv_mock.backend.exceptions import NotFound
-from idv_mock.backend.liveform_flow import FormState
+from idv_mock.backend.form_state import FormState
 from idv_mock.backend.projects import Project
 from idv_mock.delivery.levers import PROMPT
 from idv_mock.delivery.webhooks import WebhookDispatcher
