@@ -12,6 +12,11 @@ of every test timed by a small plugin (``report.duration`` of setup, call and te
   of tests 2..300 (the session's start-up left out): ``idv_mocked`` beside respx's
   ``respx_mock`` (target <= 1.3x), ``idv_project`` beside ``httpserver`` (<= 1.1x).
 
+- the whole process (information, no target): the wall time of ``python -m pytest`` on
+  the one-test ``idv_server`` file and on the one-test ``httpserver`` file, each less that
+  of a one-test file using neither (medians of the rounds), so what a first use costs a
+  process (pytest's start-up, collection, teardown, exit included) shows beside the setup
+  figure;
 - the resilience report's overhead per profile: the wall time of ``pytest --idv-resilience``
   over two profiles on a one-test file, divided by two, minus the wall time of a plain run
   of the same file (target < 1 s).
@@ -33,6 +38,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -85,6 +91,10 @@ FILES = {
         "def test_first(httpserver):\n"
         "    httpserver.expect_request('/v3/submission').respond_with_json({'Items': []})\n"
         "    assert CLIENT.get(httpserver.url_for('/v3/submission')).status_code == 200\n"
+    ),
+    "first_neither": (
+        "def test_first():\n"
+        "    assert CLIENT.get  # the same header: httpx imported, a client made\n"
     ),
     "each_idv_mocked": (
         "@pytest.mark.parametrize('n', range({tests}))\n"
@@ -165,6 +175,24 @@ def wall(folder: Path, *args: str) -> float:
     return time.perf_counter() - started
 
 
+PROCESS_FILES = ("first_idv_server", "first_httpserver", "first_neither")
+
+
+def process_costs(folder: Path) -> dict[str, float]:
+    """Each one-test file's whole ``python -m pytest`` run (the files ``durations`` wrote;
+    warm: pytest's cache kept, as in a suite's second run), in seconds: its wall time from
+    outside (``process_<name>``) and the CPU time it used (``process_cpu_<name>``), which a
+    shared machine's load moves far less."""
+    found = {}
+    for name in PROCESS_FILES:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        found[f"process_{name}"] = wall(folder, "-p", "no:xdist", f"test_{name}.py")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        found[f"process_cpu_{name}"] = cpu
+    return found
+
+
 def resilience_overhead(folder: Path) -> float:
     """Per profile: a two-profile report's wall time over two, less a plain run's."""
     (folder / "test_resilience_one.py").write_text(HEADER + "\n\n" + FILES["first_idv_client"])
@@ -207,6 +235,8 @@ def measure(
                 else:
                     per_test = [sum(p.values()) for p in each[1:]]
                     figures.setdefault(name, []).append(statistics.median(per_test))
+            for name, seconds in process_costs(folder).items():
+                figures.setdefault(name, []).append(seconds)
             if n < resilience_rounds:
                 figures.setdefault("resilience_overhead", []).append(resilience_overhead(folder))
     found: dict[str, Any] = {name: statistics.median(values) for name, values in figures.items()}
@@ -248,6 +278,22 @@ def rows(found: dict[str, Any]) -> list[Row]:
                 verdict(ratio <= factor),
             )
         )
+    if "process_first_neither" in found:  # information: the whole process, no target
+        for kind, prefix in (("wall", "process_"), ("CPU", "process_cpu_")):
+            neither = found[f"{prefix}first_neither"]
+            mine = found[f"{prefix}first_idv_server"] - neither
+            theirs = found[f"{prefix}first_httpserver"] - neither
+            out.append(
+                Row(
+                    PART,
+                    f"whole pytest process ({kind}), one-test file less one using neither: "
+                    "idv_server vs httpserver, warm",
+                    f"{mine * 1000:.0f} ms vs {theirs * 1000:.0f} ms "
+                    f"(neither: {neither * 1000:.0f} ms)",
+                    "(information)",
+                    "info",
+                )
+            )
     before, after = found.get("load_average", ("?", "?"))
     out.append(
         Row(

@@ -252,8 +252,11 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
     pages (Jinja2), the hosted form, review and images, the dashboard, scenarios (YAML),
     Faker (the start ships prebuilt), the Python jsonschema, the API handlers of the paths
     it does not call, the near-miss hints and CORS (the fast lane answers that call
-    without them), and uvicorn's command line (``uvicorn.main``, its reloaders); a
-    later ``import uvicorn`` still finds the whole package."""
+    without them), the backend's edits, webhook payload builders and one-shot routes,
+    seeding, rate limiter, and the hosted form's links and flow (it edits nothing, sends
+    no webhook, seeds nothing, limits no rate, opens no form), and uvicorn's command line
+    (``uvicorn.main``, its reloaders); a later ``import uvicorn`` still finds the whole
+    package."""
     from idv_mock import ServiceConfig
     from idv_mock.backend import prebuilt
 
@@ -273,7 +276,10 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
                  "idv_mock.api.applicant", "idv_mock.api.aml", "idv_mock.api.monitoring",
                  "idv_mock.api.projection", "idv_mock.api.tokens", "idv_mock.api.review",
                  "idv_mock.api.images", "idv_mock.api.migration", "idv_mock.api.hints",
-                 "idv_mock.api.cors")
+                 "idv_mock.api.cors", "idv_mock.backend.edits", "idv_mock.backend.events",
+                 "idv_mock.backend.seed", "idv_mock.backend.ratelimit",
+                 "idv_mock.backend.liveform_links", "idv_mock.backend.routes",
+                 "idv_mock.backend.liveform_flow")
 
         def test_first(idv_server):
             r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},

@@ -97,19 +97,40 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
         lifespan="off",
     )
     server = server_class(config)
+    ready = _told_when_started(server)
     thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
     thread.start()
     deadline = time.monotonic() + 15
-    while not server.started:
+    while not ready.wait(0.05):
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError(f"idv-mock server did not start on {host}:{port}")
-        time.sleep(0.001)  # it starts in ~20 ms: a coarser poll would add to each start
+    if not server.started:  # its start-up failed (the port taken, say): it is ending
+        thread.join(5)
+        raise RuntimeError(f"idv-mock server did not start on {host}:{port}")
     bound = int(server.servers[0].sockets[0].getsockname()[1])
     running = RunningServer(server, thread, host, bound)
     try:
         yield running
     finally:
         running.stop()
+
+
+def _told_when_started(server: uvicorn.Server) -> threading.Event:
+    """An event set once ``server`` has started (or failed to): waiting on it wakes this
+    thread as the server is ready. A poll (sleep, look) woke it a millisecond late at best,
+    and up to the interpreter's switch interval (5 ms) late when it woke while the server's
+    thread held the GIL."""
+    ready = threading.Event()
+    startup = server.startup
+
+    async def startup_then_tell(sockets: Any = None) -> None:
+        try:
+            await startup(sockets)
+        finally:
+            ready.set()
+
+    server.__dict__["startup"] = startup_then_tell  # this server's only
+    return ready
 
 
 def uvicorn_parts() -> tuple[type[uvicorn.Config], type[uvicorn.Server]]:

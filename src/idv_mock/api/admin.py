@@ -14,7 +14,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from idv_mock.backend import BackendError, Conflict, InvalidInput, NotFound, Service
-from idv_mock.backend.liveform_links import Refused
 from idv_mock.ground import schemas
 from idv_mock.ground.errors import ApiError
 from idv_mock.ground.jsondepth import MAX_DEPTH, STATE_DEPTH, STATE_MESSAGE
@@ -141,6 +140,8 @@ async def hosted_submission(request: Request) -> Response:
         message = "the body is {token: <encrypted JSON>, outcome, overrides: {...}}"
         raise _bad(message)
     outcome = body.get("outcome", "approved")
+    from idv_mock.backend.liveform_links import Refused  # the form's (loaded by the call)
+
     try:
         sub = service_of(request).liveform.hosted_submission(
             _pid(request), body["token"], outcome, overrides

@@ -19,6 +19,7 @@ from idv_mock.api import admin, exposure
 from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
 from idv_mock.api.faults import quiet_connection_resets
+from idv_mock.api.lazy_route import LazyRoute
 from idv_mock.api.limits import limit_passed, too_large
 from idv_mock.api.preconditions import run_steps
 from idv_mock.backend import BackendError, Service
@@ -193,15 +194,15 @@ def _shared_routes() -> tuple[Route, ...]:
     in the request's app). A mock started per test (``idv_mocked``, ``idv_client``) built
     these 44 routes each time: most of its start. The pages' mount stays each app's own."""
     guard = [Middleware(WriteGuard)]  # 503 on writes while the state file cannot be saved
-    api = [
-        Route(p, api_endpoint(c, r), methods=ALL_METHODS, middleware=guard)
+    api = [  # each built when the router first walks it (lazy_route.py: the lane never does)
+        LazyRoute(p, api_endpoint(c, r), methods=ALL_METHODS, middleware=guard)
         for p, (c, r) in API_ROUTES.items()
     ]
     control = [
-        Route(p, admin_endpoint(h), methods=ALL_METHODS, middleware=guard)
+        LazyRoute(p, admin_endpoint(h), methods=ALL_METHODS, middleware=guard)
         for p, h in admin.ROUTES.items()
     ]
-    docs = [Route("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
+    docs = [LazyRoute("/openapi.json", admin_endpoint({"GET": openapi_json}), methods=ALL_METHODS)]
     return (*api, *control, *docs)
 
 

@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Container
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from idv_mock.backend import events, views
+from idv_mock.backend import views
 from idv_mock.backend.coverage_counts import CoverageCounts
 from idv_mock.backend.exceptions import NotFound
-from idv_mock.backend.liveform_flow import FormState
+from idv_mock.backend.form_state import FormState
 from idv_mock.backend.projects import Project
-from idv_mock.backend.routes import Route
 from idv_mock.delivery.levers import PROMPT
 from idv_mock.delivery.webhooks import WebhookDispatcher
 from idv_mock.fake.factory import SubmissionFactory
 from idv_mock.ground import crypto
 from idv_mock.ground.clock import Clock
+
+if TYPE_CHECKING:
+    from idv_mock.backend import events  # the builders load with the first event made
+    from idv_mock.backend.routes import Route  # with the first one-shot route added
 
 Submission = dict[str, Any]
 

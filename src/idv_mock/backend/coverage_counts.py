@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from idv_mock.backend.events import EVENT_NAMES
-from idv_mock.backend.liveform_flow import STEPS
+from idv_mock.backend.event_codes import EVENT_NAMES
+from idv_mock.backend.form_state import STEPS
 from idv_mock.ground import errors, operations, schemas
 
 KINDS = ("response", "webhook", "time", "delivery", "page")

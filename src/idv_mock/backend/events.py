@@ -20,12 +20,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from idv_mock.backend.event_codes import EVENT_NAMES as EVENT_NAMES  # their home: a
+from idv_mock.backend.event_codes import FAIL_CODES as FAIL_CODES  # first use reads them
+from idv_mock.backend.event_codes import RETRY_CODES as RETRY_CODES  # without the builders
 from idv_mock.ground import operations, schemas
 
 Submission = dict[str, Any]
 _INDEX = operations.webhooks()  # the webhook table
-# webhook_trigger -> the X-Idv-Event header (the mock's own; the vendor sends none)
-EVENT_NAMES = {trigger: entry["event"] for trigger, entry in _INDEX.items()}
 SCHEMAS = {trigger: entry["schema"] for trigger, entry in _INDEX.items()}
 CHECK_ENV = "IDV_MOCK_CHECK_WEBHOOKS"
 CF_KEYS = ("cf1", "cf2", "cf3")
@@ -61,14 +62,6 @@ UPDATED_PERSONAL = (
 )
 # PATCH property -> the name ``updated``'s ``data.update`` lists (vendor sample spelling)
 UPDATE_NAMES = {"firstName": "first_name", "lastName": "last_name"}
-RETRY_CODES: tuple[str, ...] = tuple(
-    schemas.load("webhooks/common.json")["$defs"]["retry_code"]["enum"]
-)
-FAIL_CODES: tuple[str, ...] = tuple(
-    schemas.load("webhooks/common.json")["$defs"]["injection_fail_action"]["properties"][
-        "failCode"
-    ]["enum"]
-)
 
 
 class PayloadError(AssertionError):

@@ -9,18 +9,21 @@ applies them under its lock, sends the webhooks and creates the submission.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from idv_mock.backend.events import FAIL_CODES
-from idv_mock.backend.events import RETRY_CODES as RETRY_CODES  # the tester panel's list
-from idv_mock.backend.liveform_links import Link, TokenUse
+from idv_mock.backend.event_codes import FAIL_CODES
+from idv_mock.backend.event_codes import RETRY_CODES as RETRY_CODES  # the tester panel's list
+from idv_mock.backend.form_state import MAX_SESSIONS as MAX_SESSIONS  # their home: the core
+from idv_mock.backend.form_state import STEPS as STEPS  # holds the state without the flow
+from idv_mock.backend.form_state import FormState as FormState
 from idv_mock.fake import codes
 from idv_mock.ground import schemas
 
-STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done")
+if TYPE_CHECKING:  # the links' module loads with the hosted form, not with this state
+    from idv_mock.backend.liveform_links import Link
+
 OUTCOMES = schemas.enum("kyc_outcome")
 # rejection reasons offered by the tester panel: the vendor's reject codes (the comment
 # is the vendor's text for each, ``fake.codes``)
@@ -32,7 +35,6 @@ DOCUMENT_FIELDS = (
 )
 DATE_FIELDS = ("date_of_birth", "idcard_issueDate", "idcard_expireDate")
 REQUIRED_FIELDS = ("full_name", "date_of_birth", "documentNumber")
-MAX_SESSIONS = 1000  # oldest dropped: a long demo cannot grow the state without end
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -263,30 +265,3 @@ def incomplete_view(session: Session) -> dict[str, Any]:
     if link.get("token"):
         sub["tokenId"] = link.get("token")
     return sub
-
-
-@dataclass(slots=True)
-class FormState:
-    """The form's state of the whole service: sessions, token uses, issued secrets."""
-
-    sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
-    tokens: dict[tuple[str, str], TokenUse] = field(default_factory=dict)
-    secrets: dict[str, str] = field(default_factory=dict)
-
-    def add(self, session: Session) -> None:
-        self.sessions[session.session_id] = session
-        while len(self.sessions) > MAX_SESSIONS:
-            self.sessions.popitem(last=False)
-
-    def clear(self, project_id: str | None = None) -> None:
-        """Forget everything (a reset), or one project's part (a project reset)."""
-        if project_id is None:
-            self.sessions.clear()
-            self.tokens.clear()
-            self.secrets.clear()
-            return
-        for sid in [s for s, v in self.sessions.items() if v.project_id == project_id]:
-            del self.sessions[sid]
-        for key in [k for k in self.tokens if k[0] == project_id]:
-            del self.tokens[key]
-        self.secrets.pop(project_id, None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from idv_mock.backend.aml import AmlState
 from idv_mock.backend.exceptions import InvalidInput
@@ -12,13 +12,15 @@ from idv_mock.backend.faults import FaultRules
 from idv_mock.backend.journal import Journal
 from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.projections import Projections
-from idv_mock.backend.ratelimit import TokenBucket
 from idv_mock.backend.schedule import Schedule
 from idv_mock.backend.store import SubmissionStore
 from idv_mock.backend.token_pool import TokenPool
 from idv_mock.delivery.levers import PROMPT, DeliveryLevers
 from idv_mock.ground import schemas
 from idv_mock.ground.clock import Clock
+
+if TYPE_CHECKING:
+    from idv_mock.backend.ratelimit import TokenBucket
 
 # option keys mirrored into each new submission's project_options (api-v3.md 2.3)
 MIRRORED = tuple(k for k in schemas.option_defaults() if k.startswith(("option_", "policy_")))
@@ -56,6 +58,8 @@ class Project:
         if not rate:
             return None
         if self.bucket is None or self.bucket.rate != rate:
+            from idv_mock.backend.ratelimit import TokenBucket  # only a rate-limited project's
+
             self.bucket = TokenBucket(float(rate))
         return None if self.bucket.allow() else self.bucket.wait_seconds()
 

@@ -24,16 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import orjson
 
-from idv_mock.backend import (
-    derive,
-    duplicates,
-    edits,
-    events,
-    prebuilt,
-    seed,
-    snapshots,
-    views,
-)
+from idv_mock.backend import derive, duplicates, prebuilt, snapshots, views
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import (
     AdminNotRegistered,
@@ -264,6 +255,8 @@ class Service:
         def create(overrides: dict[str, Any], when: datetime) -> Submission:
             return self._create(project, overrides, when, mirrored=shared)
 
+        from idv_mock.backend import seed  # only when a start is seeded (most ship prebuilt)
+
         with self.factory.pooled(cfg.seed_count), project.store.packing_behind():
             seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, progress)
         self.factory.reseed(cfg.random_seed + POST_SEED)
@@ -455,6 +448,8 @@ class Service:
                 raise InvalidInput("projection is recorded by the hosted form only")
             sub = self._create_checked(self.project(project_id), overrides or {})
             if fire_webhooks:
+                from idv_mock.backend import events  # loaded with the first event made
+
                 self._core.fire(self.project(project_id), events.creation_events(sub, None, "omit"))
             return sub
 
@@ -614,6 +609,8 @@ class Service:
     def _edit(
         self, project: Project, sid: str, admin: str, changes: dict[str, str], *, keep: bool
     ) -> Submission:
+        from idv_mock.backend import edits  # a first use edits nothing (issue 37)
+
         with self._lock:
             self.changes += 1
             bad = edits.first_invalid(changes)
@@ -649,6 +646,8 @@ class Service:
     ) -> None:
         """``updated`` naming what changed (nothing changed: nothing sent), then, when the
         status changed, what the new status sends, decided by a person (``agent``)."""
+        from idv_mock.backend import edits, events
+
         changed = edits.changed_properties(old, new, changes)
         if not changed:
             return
@@ -682,6 +681,8 @@ class Service:
             project.aml.forget(sid)
             self.records.forget_images(project, sid)
             if admin_name:
+                from idv_mock.backend import events
+
                 when = iso(project.clock.now())
                 self._core.fire(project, [events.delete_event(sid, admin_name, when)])
             return new
@@ -690,6 +691,8 @@ class Service:
         self, project: Project, sid: str, parts: list[str], data_fields: list[str] | None
     ) -> Submission:
         """Delete parts of a submission (4.4); deleted checked parts end duplicate checks."""
+        from idv_mock.backend import edits
+
         with self._lock:
             self.changes += 1
             old = self._core.live(project, sid)

@@ -14,9 +14,10 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from idv_mock.backend.liveform_links import TokenUse, token_expiry
+if TYPE_CHECKING:  # the links' module loads with the first token's life asked
+    from idv_mock.backend.liveform_links import TokenUse
 
 TOKEN_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 MIN_LENGTH, MAX_LENGTH = 8, 64
@@ -43,6 +44,8 @@ def check_token_id(token: str) -> None:
 def is_expired(use: TokenUse | None, now: datetime, lifetime: timedelta) -> bool:
     """Whether a token has expired at ``now`` (the project's clock) after ``lifetime``
     (option ``token_expiry_seconds``): the hosted form's rule, the one place that says so."""
+    from idv_mock.backend.liveform_links import token_expiry  # with the first token asked of
+
     return token_expiry(use, now, lifetime) is not None
 
 

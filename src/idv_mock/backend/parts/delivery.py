@@ -10,15 +10,17 @@ held and delayed deliveries themselves, are the dispatcher's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from idv_mock.backend import routes
 from idv_mock.backend.core import Core
-from idv_mock.backend.events import EVENT_NAMES
+from idv_mock.backend.event_codes import EVENT_NAMES
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.delivery.levers import RELEASE_SCHEMA, DeliveryLevers
 from idv_mock.delivery.webhooks import NotHeld
 from idv_mock.ground import schemas
+
+if TYPE_CHECKING:
+    from idv_mock.backend import routes
 
 STATES = schemas.enum("delivery_state")
 
@@ -87,6 +89,8 @@ class Delivery:
         """A one-shot route (``backend/routes.py``): the next event of ``webhook_trigger``
         whose payload has the ``match`` values goes to ``url`` (the project's URL without
         one), then the route records that delivery."""
+        from idv_mock.backend import routes  # with the first route (a first use adds none)
+
         problems = routes.problems(doc, tuple(EVENT_NAMES))
         url = doc.get("url") if not problems else None
         refusal = self.core.webhooks.host_rule.refusal(url) if isinstance(url, str) else None
