@@ -388,3 +388,28 @@ def test_added_middleware_turns_the_lane_off(service: Service, spy: RouteSpy) ->
 def test_serve_runs_without_access_log_unless_asked() -> None:
     assert build_parser().parse_args(["serve"]).access_log is False
     assert build_parser().parse_args(["serve", "--access-log"]).access_log is True
+
+
+@pytest.mark.parametrize("has_body", [False, True])
+@pytest.mark.parametrize("limited", [False, True])
+@pytest.mark.parametrize("faulted", [False, True])
+@pytest.mark.parametrize("due", [False, True])
+def test_any_applies_asks_what_the_steps_ask(
+    has_body: bool, limited: bool, faulted: bool, due: bool
+) -> None:
+    """The lane's one-call question (``preconditions.any_applies``) answers as the table's
+    own predicates do, for every mix of the states they read."""
+    from types import SimpleNamespace
+
+    from idv_mock.api.preconditions import STEPS, any_applies
+
+    now = 100.0
+    project: Any = SimpleNamespace(
+        options={"rate_limit_per_second": 5} if limited else {},
+        faults=SimpleNamespace(rules=["a rule"] if faulted else []),
+        schedule=SimpleNamespace(items=[SimpleNamespace(at=now - 1 if due else now + 1)]),
+        clock=SimpleNamespace(peek=lambda: now),
+    )
+    expected = any(step.applies(project, has_body) for step in STEPS)
+    assert expected == (has_body or limited or faulted or due)
+    assert any_applies(project, has_body) is expected

@@ -61,3 +61,26 @@ def test_the_kept_pages_stay_within_their_budget(monkeypatch: Any, service: Serv
         assert joined.page([blob], None) == b'{"Items":[' + blob + b"]}"
         assert joined.size <= joined.BUDGET
     assert joined.page([], None) == b'{"Items":[]}'
+
+
+def test_a_reset_after_an_edit_answers_the_start_item(client: TestClient, service: Service) -> None:
+    """A read by id alone is kept with its stored bytes (``submission_page._ONE``): after an
+    edit and a reset (which brings back the start's bytes object) each read answers the
+    state of its moment."""
+    sid = some_submission(service)["submission_id"]
+    start = get(client, f"submission_id={sid}")
+    service.edit(service.project("default"), sid, "admin@example.com", {"memo": "edited"})
+    edited = get(client, f"submission_id={sid}")
+    assert items(edited)[0]["memo"]["text"] == "edited"
+    service.reset()
+    assert get(client, f"submission_id={sid}") == start
+    assert items(start) == [service.stored_submission("default", sid)]
+
+
+def test_a_filtered_read_by_id_is_not_the_plain_one(client: TestClient, service: Service) -> None:
+    """An id with another parameter is a read of its own: a user id that does not match
+    finds nothing, though the id alone was read (and kept) just before."""
+    sid = some_submission(service)["submission_id"]
+    assert items(get(client, f"submission_id={sid}"))[0]["submission_id"] == sid
+    assert items(get(client, f"submission_id={sid}&userid=no-such-user")) == []
+    assert items(get(client, f"submission_id={sid}&count=1"))[0]["submission_id"] == sid

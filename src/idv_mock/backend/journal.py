@@ -72,16 +72,23 @@ class Journal:
     def record(self, row: Row) -> int:
         """Keep ``row`` (the oldest rows dropped past the size or the bytes); the change in
         bytes kept."""
+        # row_bytes written out (twice): every API call runs this, and a function call is
+        # a good part of its cost
         self.counter += 1
         entries = self.entries
-        before = self.bytes
-        if len(entries) == entries.maxlen and entries:
-            self.bytes -= row_bytes(entries[0])  # dropped by the append
+        change = len(row[_BODY]) + len(row[_RESPONSE]) + len(row[_QUERY])
+        if len(entries) == entries.maxlen and entries:  # the oldest is dropped by the append
+            dropped = entries[0]
+            change -= len(dropped[_BODY]) + len(dropped[_RESPONSE]) + len(dropped[_QUERY])
+        else:
+            change += ROW_OVERHEAD
         entries.append(row)
-        self.bytes += row_bytes(row)
-        while self.bytes > self.max_bytes and len(entries) > 1:
-            self.bytes -= row_bytes(entries.popleft())
-        return self.bytes - before
+        kept = self.bytes = self.bytes + change
+        if kept > self.max_bytes:
+            while self.bytes > self.max_bytes and len(entries) > 1:
+                self.bytes -= row_bytes(entries.popleft())
+            return self.bytes - (kept - change)
+        return change
 
     def drop_oldest(self) -> int:
         """Drop the oldest row (for the bound on all journals); the bytes freed."""
