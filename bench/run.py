@@ -59,7 +59,11 @@ class Mode:
 
 
 QUICK = Mode(
-    "quick", throughput.Plan(seconds=3, warmup=2, stub_warmup=9, rounds=1), 2000, 30, (1000, 10_000)
+    "quick",
+    throughput.Plan(seconds=3, warmup=2, stub_warmup=9, rounds=1),
+    2000,
+    30,
+    (1000, 5000, 10_000),
 )
 FULL = Mode(
     "full",

@@ -91,6 +91,22 @@ def test_an_existing_state_file_is_loaded_without_seeding_first(
 
 
 @pytest.mark.live
+def test_the_banner_says_the_state_file_is_the_start_with_seed_count_zero(
+    tmp_path: Path,
+) -> None:
+    """``--seed-count 0`` beside an existing file: the banner names the file as the start,
+    not "0 submissions" (the count the flag asked for is not what serves)."""
+    state = tmp_path / "state.json"
+    _file_with_edits(state)
+    with ServeProcess("--seed-count", "0", "--state-file", str(state)) as server:
+        assert _counts(server.base) == {"default": 4, "second": 1}
+        output = server.stop()
+    assert server.proc.returncode == 0, output
+    assert "  project: default (not seeded: the state file is the start; seed 0)" in output
+    assert "0 submissions" not in output
+
+
+@pytest.mark.live
 def test_a_missing_state_file_is_seeded_and_reset_goes_back_to_the_seeding(
     tmp_path: Path,
 ) -> None:

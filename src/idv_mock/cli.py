@@ -509,7 +509,7 @@ def serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _exit_on_signal)
     service, cached, writing = _seeded(args, config, progress)
     try:
-        return _serve_seeded(args, service, cached, writing, admins, progress)
+        return _serve_seeded(args, service, cached, writing, admins, progress, from_file)
     finally:
         if writing is not None and writing.is_alive():  # the entry is finished, not lost
             print("idv-mock serve: finishing the start cache entry", file=sys.stderr, flush=True)
@@ -523,9 +523,11 @@ def _serve_seeded(
     writing: threading.Thread | None,
     admins: tuple[str, ...],
     progress: Progress,
+    from_file: bool,
 ) -> int:
     """``serve`` once its service has its start: scenario, app, banner, uvicorn (which
-    starts ``writing``, the start cache's entry, once it accepts)."""
+    starts ``writing``, the start cache's entry, once it accepts); ``from_file``: an
+    existing state file is the start (nothing was seeded)."""
     from idv_mock.api.app import create_app
     from idv_mock.api.exposure import is_loopback
 
@@ -555,7 +557,7 @@ def _serve_seeded(
     app.state.scenarios = LazyScenarios()  # the dashboard's runner (web/ cannot import it)
     app.state.after_start = writing
     _log_to_stderr("idv_mock.hints", "idv-mock: hint: ")
-    banner = _banner(args, app, service, admins, scenario if args.scenario else None)
+    banner = _banner(args, app, service, admins, scenario if args.scenario else None, from_file)
     if cached:
         banner += f"\n  start cache: {cached}"
     if args.state_file is None:
@@ -602,11 +604,16 @@ def _seeded(
 
 
 def _banner(
-    args: argparse.Namespace, app: Any, service: Any, admins: tuple[str, ...], scenario: Any
+    args: argparse.Namespace,
+    app: Any,
+    service: Any,
+    admins: tuple[str, ...],
+    scenario: Any,
+    from_file: bool,
 ) -> str:
     """What ``serve`` prints once it is ready to serve (after a state file has loaded)."""
     seeded = f"{args.seed_count} submissions, seed {args.random_seed}"
-    if service.config.seed_count != args.seed_count:  # an existing state file is the start
+    if from_file:
         seeded = f"not seeded: the state file is the start; seed {args.random_seed}"
     lines = [
         f"idv-mock serving http://{args.host}:{args.port}/v3",
