@@ -75,7 +75,7 @@ def rows(summary: dict[str, Any]) -> list[Row]:
         ok = mock >= RAW_FACTOR
         label = "mock GET by id (coverage counted) vs raw ASGI"
         found.append(Row(part, label, f"{mock:.3g}x", f">= {RAW_FACTOR}x", verdict(ok)))
-    counted = summary.get("mock_get_by_id", {}).get("vs_mock_get_by_id_uncounted")
+    counted = summary.get("mock_get_by_id_counted", {}).get("vs_mock_get_by_id_uncounted")
     if counted is not None:
         label = "mock GET by id, coverage counted vs not"
         target = f">= {COUNTED_FACTOR}x"
