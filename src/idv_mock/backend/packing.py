@@ -25,7 +25,12 @@ if TYPE_CHECKING:  # imported on first use: a small store never needs it
 PACK_FROM = 2_000  # a store packs its submissions from this many on
 SAMPLES = 256  # submissions the dictionary is trained on (the newest stored)
 DICT_SIZE = 16_384  # as small as packs (0.9 KB each) and about a third quicker to pack with
-LEVEL = 1  # zstd's fastest level: seeding 100k pays about 4% for it
+# zstd's fastest strategy (level 1's parameters) with its literals stored raw (zstd does so
+# for the fast strategy when target_length > 0) and matches of 7 bytes or more: a page of
+# 50 decompresses a third quicker (3.6 against 5.5 us a submission) for about 0.2 KB more
+# a submission, at the same packing cost (docs/performance.md, "Paging at depth")
+MIN_MATCH = 7
+TARGET_LENGTH = 1
 JSON_START = ord("{")  # every stored JSON object starts so; a zstd frame never does
 
 
@@ -55,9 +60,14 @@ class Packer:
         found: tuple[Any, Any] | None = getattr(self._local, "contexts", None)
         if found is None:
             zstd, kept = self._zstd, self._dict
-            compressor = zstd.ZstdCompressor(
-                level=LEVEL, dict_data=kept, write_checksum=False, write_dict_id=False
+            params = zstd.ZstdCompressionParameters.from_level(
+                1,
+                min_match=MIN_MATCH,
+                target_length=TARGET_LENGTH,
+                write_checksum=False,
+                write_dict_id=False,
             )
+            compressor = zstd.ZstdCompressor(dict_data=kept, compression_params=params)
             found = self._local.contexts = (compressor, zstd.ZstdDecompressor(dict_data=kept))
         return found
 
