@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from idv_mock.backend.duplicates import DuplicateIndex, Key
-from idv_mock.backend.packing import PACK_FROM, SAMPLES, Behind, Packer, is_packed
+from idv_mock.backend.packing import JSON_START, PACK_FROM, SAMPLES, Behind, Packer, is_packed
 
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
@@ -94,10 +94,29 @@ class SubmissionStore:
         return found
 
     def jsons(self, sids: list[str]) -> list[bytes]:
-        """The JSON of each of ``sids`` (all stored)."""
+        """The JSON of each of ``sids`` (all stored). A packed store's page is ``json`` of
+        each, written out: a page at a random depth decompresses up to 50 of them, and
+        the loop's own cost counts beside it (docs/performance.md, "Paging at depth")."""
+        blobs = self.blobs
         if self.packer is None:  # a small store: its bytes as they are
-            return list(map(self.blobs.__getitem__, sids))
-        return list(map(self.json, sids))
+            return list(map(blobs.__getitem__, sids))
+        unpack, unpacked = self.packer.unpacker(), self.unpacked
+        found: list[bytes] = []
+        for sid in sids:
+            blob = blobs[sid]
+            if blob[0] == JSON_START:  # plain (stored before packing, or edited)
+                found.append(blob)
+                continue
+            kept = unpacked.get(sid)
+            if kept is not None and kept[0] is blob:
+                found.append(kept[1])
+                continue
+            json = unpack(blob)
+            if len(unpacked) >= self.UNPACKED_LIMIT:
+                unpacked.clear()
+            unpacked[sid] = (blob, json)
+            found.append(json)
+        return found
 
     def all_json(self) -> Iterator[bytes]:
         """Every submission's JSON, in the order they were stored."""
