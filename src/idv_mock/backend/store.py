@@ -7,7 +7,7 @@ common call, joins stored bytes without serializing anything. Whoever needs the 
 place and a start snapshot can share the bytes with the live state.
 
 A store of ``packing.PACK_FROM`` submissions or more keeps each new one compressed
-(``packing.py``: about 0.9 KB instead of 7 KB); ``json`` gives its exact JSON again, and
+(``packing.py``: about 1.1 KB instead of 7 KB); ``json`` gives its exact JSON again, and
 the last ones given are kept (a polled item or a page read again is found by identity, as
 the page memo and ``shared`` expect). Edited versions are stored plain.
 
