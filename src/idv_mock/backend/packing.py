@@ -28,7 +28,8 @@ DICT_SIZE = 16_384  # as small as packs (a 64 KB one) and about a third quicker 
 # zstd's fastest strategy (level 1's parameters) with its literals stored raw (zstd does so
 # for the fast strategy when target_length > 0) and matches of 7 bytes or more: a page of
 # 50 decompresses a third quicker (3.6 against 5.5 us a submission) for about 0.2 KB more
-# a submission, at the same packing cost (docs/performance.md, "Paging at depth")
+# a submission, at the same packing cost
+# (docs/performance.md, "Paging at depth (session 13, s13-depth)")
 MIN_MATCH = 7
 TARGET_LENGTH = 1
 JSON_START = ord("{")  # every stored JSON object starts so; a zstd frame never does

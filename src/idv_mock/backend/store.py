@@ -96,7 +96,8 @@ class SubmissionStore:
     def jsons(self, sids: list[str]) -> list[bytes]:
         """The JSON of each of ``sids`` (all stored). A packed store's page is ``json`` of
         each, written out: a page at a random depth decompresses up to 50 of them, and
-        the loop's own cost counts beside it (docs/performance.md, "Paging at depth")."""
+        the loop's own cost counts beside it
+        (docs/performance.md, "Paging at depth (session 13, s13-depth)")."""
         blobs = self.blobs
         if self.packer is None:  # a small store: its bytes as they are
             return list(map(blobs.__getitem__, sids))
