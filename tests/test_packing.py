@@ -143,6 +143,21 @@ def test_every_read_of_a_packed_store_is_the_plain_stores(pair: tuple[Service, S
     _same(*pair)
 
 
+def test_a_packed_page_read_again_gives_the_same_items(pair: tuple[Service, Service]) -> None:
+    """A page of packed submissions is decompressed once: read again, it is the same item
+    objects (what the page memo finds it by), and the plain store's bytes."""
+    packed, plain = pair
+    project, store = packed.project("default"), packed.project("default").store
+    sel = Selection(after=store.order[-60], count=50)
+    ids, _ = store.select(sel)
+    assert len(ids) == 50 and all(is_packed(store.blobs[sid]) for sid in ids)
+    first, key = packed.read(project, sel, reduced=False, request_type=None)
+    again, _ = packed.read(project, sel, reduced=False, request_type=None)
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    plain_page = plain.read(plain.project("default"), sel, reduced=False, request_type=None)
+    assert (first, key) == plain_page
+
+
 def test_after_changes_a_reset_and_an_import_reads_are_the_plain_stores(
     pair: tuple[Service, Service],
 ) -> None:

@@ -4,7 +4,7 @@ A seeded submission is about 7 KB of JSON, most of it what is rarely read one fi
 time (OCR, attempts, checks) and alike from one submission to the next (the same keys,
 the same project options, the same check wording). From ``PACK_FROM`` submissions on, a
 store trains one zstd dictionary on the submissions it holds and keeps every new one
-compressed against it (about 0.9 KB instead of 7 KB). A read decompresses the exact bytes
+compressed against it (about 1.1 KB instead of 7 KB). A read decompresses the exact bytes
 that were compressed, so every read (one, a page, a webhook, an export) is byte for byte
 what the plain store gives. A store below ``PACK_FROM`` (every test's, the default
 start's) is never packed and pays nothing.
@@ -24,8 +24,14 @@ if TYPE_CHECKING:  # imported on first use: a small store never needs it
 
 PACK_FROM = 2_000  # a store packs its submissions from this many on
 SAMPLES = 256  # submissions the dictionary is trained on (the newest stored)
-DICT_SIZE = 16_384  # as small as packs (0.9 KB each) and about a third quicker to pack with
-LEVEL = 1  # zstd's fastest level: seeding 100k pays about 4% for it
+DICT_SIZE = 16_384  # as small as packs (a 64 KB one) and about a third quicker to pack with
+# zstd's fastest strategy (level 1's parameters) with its literals stored raw (zstd does so
+# for the fast strategy when target_length > 0) and matches of 7 bytes or more: a page of
+# 50 decompresses a third quicker (3.6 against 5.5 us a submission) for about 0.2 KB more
+# a submission, at the same packing cost
+# (docs/performance.md, "Paging at depth (session 13, s13-depth)")
+MIN_MATCH = 7
+TARGET_LENGTH = 1
 JSON_START = ord("{")  # every stored JSON object starts so; a zstd frame never does
 
 
@@ -55,9 +61,14 @@ class Packer:
         found: tuple[Any, Any] | None = getattr(self._local, "contexts", None)
         if found is None:
             zstd, kept = self._zstd, self._dict
-            compressor = zstd.ZstdCompressor(
-                level=LEVEL, dict_data=kept, write_checksum=False, write_dict_id=False
+            params = zstd.ZstdCompressionParameters.from_level(
+                1,
+                min_match=MIN_MATCH,
+                target_length=TARGET_LENGTH,
+                write_checksum=False,
+                write_dict_id=False,
             )
+            compressor = zstd.ZstdCompressor(dict_data=kept, compression_params=params)
             found = self._local.contexts = (compressor, zstd.ZstdDecompressor(dict_data=kept))
         return found
 
@@ -69,6 +80,11 @@ class Packer:
     def unpack(self, packed: bytes) -> bytes:
         blob: bytes = self._contexts()[1].decompress(packed)
         return blob
+
+    def unpacker(self) -> Callable[[bytes], bytes]:
+        """``unpack`` for this thread, for a loop over a page: spares a look-up per item."""
+        found: Callable[[bytes], bytes] = self._contexts()[1].decompress
+        return found
 
     def pack_many(self, blobs: list[bytes]) -> list[bytes]:
         """Each of ``blobs`` packed, as ``pack`` packs it (the same bytes), in one call that

@@ -7,7 +7,7 @@ common call, joins stored bytes without serializing anything. Whoever needs the 
 place and a start snapshot can share the bytes with the live state.
 
 A store of ``packing.PACK_FROM`` submissions or more keeps each new one compressed
-(``packing.py``: about 0.9 KB instead of 7 KB); ``json`` gives its exact JSON again, and
+(``packing.py``: about 1.1 KB instead of 7 KB); ``json`` gives its exact JSON again, and
 the last ones given are kept (a polled item or a page read again is found by identity, as
 the page memo and ``shared`` expect). Edited versions are stored plain.
 
@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from idv_mock.backend.duplicates import DuplicateIndex, Key
-from idv_mock.backend.packing import PACK_FROM, SAMPLES, Behind, Packer, is_packed
+from idv_mock.backend.packing import JSON_START, PACK_FROM, SAMPLES, Behind, Packer, is_packed
 
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
@@ -94,10 +94,30 @@ class SubmissionStore:
         return found
 
     def jsons(self, sids: list[str]) -> list[bytes]:
-        """The JSON of each of ``sids`` (all stored)."""
+        """The JSON of each of ``sids`` (all stored). A packed store's page is ``json`` of
+        each, written out: a page at a random depth decompresses up to 50 of them, and
+        the loop's own cost counts beside it
+        (docs/performance.md, "Paging at depth (session 13, s13-depth)")."""
+        blobs = self.blobs
         if self.packer is None:  # a small store: its bytes as they are
-            return list(map(self.blobs.__getitem__, sids))
-        return list(map(self.json, sids))
+            return list(map(blobs.__getitem__, sids))
+        unpack, unpacked = self.packer.unpacker(), self.unpacked
+        found: list[bytes] = []
+        for sid in sids:
+            blob = blobs[sid]
+            if blob[0] == JSON_START:  # plain (stored before packing, or edited)
+                found.append(blob)
+                continue
+            kept = unpacked.get(sid)
+            if kept is not None and kept[0] is blob:
+                found.append(kept[1])
+                continue
+            json = unpack(blob)
+            if len(unpacked) >= self.UNPACKED_LIMIT:
+                unpacked.clear()
+            unpacked[sid] = (blob, json)
+            found.append(json)
+        return found
 
     def all_json(self) -> Iterator[bytes]:
         """Every submission's JSON, in the order they were stored."""
