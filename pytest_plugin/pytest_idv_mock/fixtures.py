@@ -85,12 +85,15 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start; asyncio's
     # loop: uvloop's import is a tenth of a first fixture's cost, and a test's few calls
     # are not where it pays off (``idv-mock serve`` keeps uvloop); no lifespan: the mock's
-    # app has no start-up or shut-down work (as in-process, ``idv_mock.transport``)
+    # app has no start-up or shut-down work (as in-process, ``idv_mock.transport``); no
+    # log config: uvicorn's own is a ``dictConfig`` per server (its handlers on stderr),
+    # where its loggers' warnings now reach pytest's log capture as any library's do
     config = config_class(
         app,
         host=host,
         port=port,
         log_level="warning",
+        log_config=None,
         access_log=False,
         ws="none",
         loop=LOOP,

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from idv_mock.backend import duplicates, images
+from idv_mock.backend import duplicates
 from idv_mock.backend.aml import AmlState
 from idv_mock.backend.bulk_store import BulkStore
 from idv_mock.backend.exceptions import InvalidInput
@@ -69,7 +69,7 @@ def export_project(project: Project, lines: bool = False, hole: bool = False) ->
         "aml": project.aml.export(),
         "worklists": project.monitoring.export(),
         "tokens": project.tokens.export(),
-        "images": images.export(project.images),
+        "images": _images_export(project.images),
         "clock": project.clock.export(),
         "due": project.schedule.export(),
         **({} if project.delivery.prompt else {"webhook_delivery": project.delivery.to_json()}),
@@ -105,6 +105,24 @@ def clone(project: Project) -> Project:
     return fresh
 
 
+def _images_export(stored: dict[str, dict[str, bytes]]) -> dict[str, Any]:
+    """``images.export``; ``images.py`` (and the factory's check parts it imports) loaded
+    only for a project holding images: a start has none."""
+    if not stored:
+        return {}
+    from idv_mock.backend import images
+
+    return images.export(stored)
+
+
+def _images_restored(doc: dict[str, Any]) -> dict[str, dict[str, bytes]]:
+    if not doc:
+        return {}
+    from idv_mock.backend import images
+
+    return images.restore(doc)
+
+
 def owned(doc: Any) -> Any:
     """A deep copy that shares nothing (JSON values only)."""
     return orjson.loads(orjson.dumps(doc))
@@ -127,7 +145,7 @@ def import_project(
     project.aml = AmlState.restore(doc.get("aml", {}))
     project.monitoring = Monitoring.restore(doc.get("worklists", []))
     project.tokens = TokenPool.restore(doc.get("tokens", {}))
-    project.images = images.restore(doc.get("images", {}))
+    project.images = _images_restored(doc.get("images") or {})
     if "due" not in doc:  # saved before schedules: active worklists start their cycles now
         cycle = timedelta(seconds=project.seconds("monitoring_cycle_seconds"))
         for wid in [w.id for w in project.monitoring.worklists.values() if w.active]:
