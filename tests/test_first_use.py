@@ -49,3 +49,25 @@ def test_a_started_service_has_not_built_its_factory_until_asked() -> None:
         assert type(service.factory).__name__ == "SubmissionFactory"  # put in its place
     finally:
         service.close()
+
+
+def test_a_dispatcher_built_on_first_use_delivers_and_counts_for_coverage() -> None:
+    """Reset and closed as one that never sent (nothing built); once a webhook is sent,
+    the built one has the service's hooks: the attempt is counted for contract coverage."""
+    from idv_mock.delivery.receiver import WebhookReceiver
+
+    service = Service()
+    receiver = WebhookReceiver()
+    receiver.start()
+    try:
+        service.reset()
+        assert type(service.webhooks).__name__ == "DispatcherOnFirstUse"
+        service.update_project("default", {"options": {"webhook_url": receiver.url}})
+        service.create_submission("default", {}, fire_webhooks=True)
+        receiver.wait_for(1)
+        assert type(service.webhooks).__name__ == "WebhookDispatcher"
+        assert service.webhooks.wait_idle(10)
+        assert service.webhooks.observe == service._observe_webhook
+    finally:
+        receiver.stop()
+        service.close()

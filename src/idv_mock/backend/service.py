@@ -41,7 +41,6 @@ from idv_mock.backend.parts.tokens import Tokens
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.store import Selection, SortKey
-from idv_mock.delivery.webhooks import HostRule, WebhookDispatcher
 from idv_mock.ground import schemas
 from idv_mock.ground.clock import Clock, iso, stamp
 from idv_mock.ground.gc_pause import no_gc
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     from idv_mock.backend.parts.records import Records
     from idv_mock.backend.parts.screening import Screening
     from idv_mock.backend.save_health import SaveHealth
+    from idv_mock.delivery.webhooks import WebhookDispatcher
     from idv_mock.fake.factory import SubmissionFactory
 
 Submission = dict[str, Any]
@@ -130,6 +130,53 @@ class FactoryOnFirstUse:
         return getattr(self.built(), name)
 
 
+class DispatcherOnFirstUse:
+    """The service's ``WebhookDispatcher``, built (with ``delivery/webhooks.py``) when first
+    asked for more than what one that never sent answers alike: ``clear`` (a reset before
+    each test: nothing queued) and ``close`` (no thread started). A test that sends no
+    webhook never builds one. ``on_built`` gets it, to put it where this stood in for it."""
+
+    def __init__(
+        self,
+        build: Callable[[], WebhookDispatcher],
+        on_built: Callable[[WebhookDispatcher], None],
+    ) -> None:
+        self._build, self._on_built = build, on_built
+        self._real: WebhookDispatcher | None = None
+        self._closed = False  # closed before it was built: built closed
+        self._lock = threading.Lock()
+
+    def clear(self, project_id: str | None = None) -> None:
+        if self._real is not None:
+            self._real.clear(project_id)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._real is not None:
+            self._real.close()
+
+    def built(self) -> WebhookDispatcher:
+        real = self._real
+        if real is None:
+            with self._lock:
+                real = self._real
+                if real is None:
+                    real = self._real = self._build()
+                    if self._closed:
+                        real.close()
+                    self._on_built(real)
+        return real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.built(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.built(), name, value)
+
+
 class Service:
     def __init__(
         self,
@@ -145,8 +192,9 @@ class Service:
         where seeding shows how far it is (``idv-mock serve`` on a terminal)."""
         self.config = cfg = config or ServiceConfig()
         self.settings = self._checked_settings({"auth_errors": cfg.auth_errors})
-        rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
-        webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
+        webhooks = cast(
+            "WebhookDispatcher", DispatcherOnFirstUse(self._dispatcher, self._dispatcher_built)
+        )
         factory = cast("SubmissionFactory", FactoryOnFirstUse(cfg.random_seed, self._factory_built))
         self._core = core = Core(factory, webhooks, Clock(cfg.clock_mode))
         self._lock = core.lock  # private: every read and change of state is a method
@@ -169,13 +217,9 @@ class Service:
             self._idle_cycle,
             self._prepare_cycle,
         )
-        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
-        webhooks.now = self.clocks.webhook_now  # and its delivery delays
-        webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
         # contract coverage (docs/coverage.md): counts by project id, kept across resets
         self.coverage = Coverage(core)
         self.coverage.counts.time_rules = self.clocks.rules
-        webhooks.observe = self._observe_webhook
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -193,6 +237,21 @@ class Service:
         self._project_starts = dict(self._start)
 
     # --- the parts built on first use ---
+    def _dispatcher(self) -> WebhookDispatcher:
+        from idv_mock.delivery.webhooks import HostRule, WebhookDispatcher
+
+        cfg = self.config
+        rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
+        webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
+        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
+        webhooks.now = self.clocks.webhook_now  # and its delivery delays
+        webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
+        webhooks.observe = self._observe_webhook  # counted for contract coverage
+        return webhooks
+
+    def _dispatcher_built(self, webhooks: WebhookDispatcher) -> None:
+        self.webhooks = self._core.webhooks = webhooks
+
     def _factory_built(self, factory: SubmissionFactory) -> None:
         self.factory = self._core.factory = factory
 
