@@ -71,3 +71,26 @@ def test_a_dispatcher_built_on_first_use_delivers_and_counts_for_coverage() -> N
     finally:
         receiver.stop()
         service.close()
+
+
+def test_worklists_tokens_and_aml_built_on_first_use_are_each_resets_own() -> None:
+    """A project's worklists, token pool and AML state, restored from the start's document
+    on first use: what a test changes in them is gone after a reset, and the next test
+    reads the start's again (the document shared by the start and its copies is never
+    changed)."""
+    service = Service()
+    try:
+        project = service.project("default")
+        assert project._monitoring is None and project._tokens is None and project._aml is None
+        before = project.monitoring.export(), project.tokens.export(), project.aml.export()
+        worklist = project.monitoring.worklists["default-worklist"]
+        worklist.records["r1"] = {"id": "r1"}
+        worklist.name = "changed"
+        project.tokens.entries["t1"] = "2026-01-01T09:00:00.000Z"
+        project.aml.reports["x"] = {"resourceId": "x"}
+        service.reset()
+        again = service.project("default")
+        assert again is not project and again._monitoring is None
+        assert (again.monitoring.export(), again.tokens.export(), again.aml.export()) == before
+    finally:
+        service.close()

@@ -256,7 +256,8 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
     seeding, rate limiter, and the hosted form's links and flow (it edits nothing, sends
     no webhook, seeds nothing, limits no rate, opens no form), the submission factory and
     the stored images (it creates none), the state file's save health (it writes
-    nothing), the webhook dispatcher (it sends none), and uvicorn's command line
+    nothing), the webhook dispatcher (it sends none), a project's AML state, worklists and
+    token pool (it reads none), and uvicorn's command line
     (``uvicorn.main``, its reloaders); a later ``import uvicorn`` still finds the whole
     package."""
     from idv_mock import ServiceConfig
@@ -282,7 +283,9 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
                  "idv_mock.backend.seed", "idv_mock.backend.ratelimit",
                  "idv_mock.backend.liveform_links", "idv_mock.backend.routes",
                  "idv_mock.backend.liveform_flow", "idv_mock.fake", "idv_mock.backend.images",
-                 "idv_mock.backend.save_health", "idv_mock.delivery.webhooks")
+                 "idv_mock.backend.save_health", "idv_mock.delivery.webhooks",
+                 "idv_mock.backend.aml", "idv_mock.backend.monitoring",
+                 "idv_mock.backend.token_pool")
 
         def test_first(idv_server):
             r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},
