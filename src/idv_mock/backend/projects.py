@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -48,33 +47,64 @@ def _part_from(name: str, doc: Any) -> Any:
     return TokenPool() if doc is None else TokenPool.restore(doc)  # str to str: copied
 
 
-@dataclass(slots=True)
 class Project:
-    project_id: str
-    api_key: str
-    admins: list[str]
-    options: dict[str, Any]
-    created_at: str
-    store: SubmissionStore = field(default_factory=SubmissionStore)
-    faults: FaultRules = field(default_factory=FaultRules)
-    projections: Projections = field(default_factory=Projections)
-    journal: Journal = field(default_factory=Journal)
-    bucket: TokenBucket | None = None
-    # AML state, worklists and the token pool (``aml``, ``monitoring``, ``tokens`` below):
-    # built on first use, from the state document kept in ``_pending`` until then
-    _aml: AmlState | None = None
-    _monitoring: Monitoring | None = None
-    _tokens: TokenPool | None = None  # POST /v3/submission/tokens
-    _pending: dict[str, Any] = field(default_factory=dict)
-    images: dict[str, dict[str, bytes]] = field(default_factory=dict)  # PUT /submission/image
-    clock: Clock = field(default_factory=Clock)  # the project's own time (docs/time.md)
-    schedule: Schedule = field(default_factory=Schedule)  # what falls due on that clock
+    """A project's settings and every part of its state. A plain class, not a dataclass:
+    its generated methods were compiled at import (on every first use), for comparing or
+    printing whole projects, which nothing does."""
+
+    __slots__ = (
+        "_aml",
+        "_monitoring",
+        "_pending",
+        "_tokens",
+        "admins",
+        "api_key",
+        "bucket",
+        "clock",
+        "created_at",
+        "delivery",
+        "faults",
+        "images",
+        "journal",
+        "options",
+        "project_id",
+        "projections",
+        "schedule",
+        "store",
+    )
+
+    def __init__(
+        self,
+        project_id: str,
+        api_key: str,
+        admins: list[str],
+        options: dict[str, Any],
+        created_at: str,
+    ) -> None:
+        self.project_id, self.api_key, self.admins = project_id, api_key, admins
+        self.options, self.created_at = options, created_at
+        self.store = SubmissionStore()
+        self.faults = FaultRules()
+        self.projections = Projections()
+        self.journal = Journal()
+        self.bucket: TokenBucket | None = None
+        # AML state, worklists and the token pool (``aml``, ``monitoring``, ``tokens``
+        # below): built on first use, from the state document kept in ``_pending`` till then
+        self._aml: AmlState | None = None
+        self._monitoring: Monitoring | None = None
+        self._tokens: TokenPool | None = None  # POST /v3/submission/tokens
+        self._pending: dict[str, Any] = {}
+        self.images: dict[str, dict[str, bytes]] = {}  # PUT /submission/image
+        self.clock = Clock()  # the project's own time (docs/time.md)
+        self.schedule = Schedule()  # what falls due on that clock
+        self.delivery: DeliveryLevers = PROMPT  # how its webhooks go out (delivery/levers.py)
+
+    def __repr__(self) -> str:
+        return f"Project(project_id={self.project_id!r})"
 
     def seconds(self, option: str) -> float:
         """A duration option (``token_expiry_seconds``, ...) in seconds."""
         return float(self.options.get(option) or schemas.option_defaults()[option])
-
-    delivery: DeliveryLevers = PROMPT  # how its webhooks go out (idv_mock.delivery.levers)
 
     @property
     def aml(self) -> AmlState:
