@@ -254,9 +254,13 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
     it does not call, the near-miss hints and CORS (the fast lane answers that call
     without them), the backend's edits, webhook payload builders and one-shot routes,
     seeding, rate limiter, and the hosted form's links and flow (it edits nothing, sends
-    no webhook, seeds nothing, limits no rate, opens no form), and uvicorn's command line
-    (``uvicorn.main``, its reloaders); a later ``import uvicorn`` still finds the whole
-    package."""
+    no webhook, seeds nothing, limits no rate, opens no form), the submission factory and
+    the stored images (it creates none), the state file's save health (it writes
+    nothing), the webhook dispatcher (it sends none), a project's AML state, worklists and
+    token pool (it reads none), and uvicorn's command line
+    (``uvicorn.main``, its reloaders) and ``logging.config`` (its handlers,
+    ``configparser``); a later ``import uvicorn`` or ``import logging.config`` still finds
+    the whole module."""
     from idv_mock import ServiceConfig
     from idv_mock.backend import prebuilt
 
@@ -279,7 +283,10 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
                  "idv_mock.api.cors", "idv_mock.backend.edits", "idv_mock.backend.events",
                  "idv_mock.backend.seed", "idv_mock.backend.ratelimit",
                  "idv_mock.backend.liveform_links", "idv_mock.backend.routes",
-                 "idv_mock.backend.liveform_flow")
+                 "idv_mock.backend.liveform_flow", "idv_mock.fake", "idv_mock.backend.images",
+                 "idv_mock.backend.save_health", "idv_mock.delivery.webhooks",
+                 "idv_mock.backend.aml", "idv_mock.backend.monitoring",
+                 "idv_mock.backend.token_pool", "logging.handlers")
 
         def test_first(idv_server):
             r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},
@@ -296,12 +303,20 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
             assert uvicorn.run.__module__ == "uvicorn.main" and callable(main)
             assert uvicorn.Config is sys.modules["uvicorn.config"].Config
             assert "uvicorn.main" in sys.modules and uvicorn.__version__
+
+        def test_logging_config_is_whole_when_asked(idv_server):
+            import logging.config  # deferred by the fixture: runs on its first name
+            from logging.config import fileConfig
+
+            assert callable(logging.config.dictConfig) and callable(fileConfig)
+            assert logging.config is sys.modules["logging.config"]
+            assert "logging.handlers" in sys.modules
         """
     )
     result = pytester.runpytest_subprocess(
         "-s", "-p", "no:faker", "-p", "no:cacheprovider", "-p", "no:randomly"
     )
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=3)
     assert [line.split("LOADED ")[1] for line in result.outlines if "LOADED" in line] == ["[]"]
 
 

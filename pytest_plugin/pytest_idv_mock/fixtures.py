@@ -85,12 +85,15 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterato
     # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start; asyncio's
     # loop: uvloop's import is a tenth of a first fixture's cost, and a test's few calls
     # are not where it pays off (``idv-mock serve`` keeps uvloop); no lifespan: the mock's
-    # app has no start-up or shut-down work (as in-process, ``idv_mock.transport``)
+    # app has no start-up or shut-down work (as in-process, ``idv_mock.transport``); no
+    # log config: uvicorn's own is a ``dictConfig`` per server (its handlers on stderr),
+    # where its loggers' warnings now reach pytest's log capture as any library's do
     config = config_class(
         app,
         host=host,
         port=port,
         log_level="warning",
+        log_config=None,
         access_log=False,
         ws="none",
         loop=LOOP,
@@ -140,7 +143,13 @@ def uvicorn_parts() -> tuple[type[uvicorn.Config], type[uvicorn.Server]]:
     uvicorn is loaded already, its package is put in ``sys.modules`` with its
     ``__init__.py`` not yet run; the first name asked of it (``uvicorn.run``,
     ``uvicorn.__version__``, ``from uvicorn import main``) runs it, so code that uses
-    uvicorn after a fixture finds the package as it always is."""
+    uvicorn after a fixture finds the package as it always is. ``logging.config`` (which
+    ``uvicorn.config`` imports for a ``dictConfig`` the fixtures' servers skip: no log
+    config) is deferred the same way, with what it imports (``logging.handlers``,
+    ``configparser``, ``pickle``): a twentieth of a first use, run on its first name asked
+    (``logging.config.dictConfig``) by whatever code asks."""
+    if "logging.config" not in sys.modules:
+        _defer_package_init("logging.config", module=True)
     deferred = "uvicorn" not in sys.modules and _defer_package_init("uvicorn")
     from uvicorn.config import Config
     from uvicorn.server import Server
@@ -152,12 +161,15 @@ def uvicorn_parts() -> tuple[type[uvicorn.Config], type[uvicorn.Server]]:
     return Config, Server
 
 
-def _defer_package_init(name: str) -> bool:
+def _defer_package_init(name: str, module: bool = False) -> bool:
     """``name``'s package module, its submodules importable, its ``__init__.py`` run on the
     first attribute it does not have (PEP 562's module ``__getattr__``), once; False for
-    anything but an ordinary package (then imported as usual)."""
+    anything but an ordinary package (then imported as usual). ``module``: a plain module
+    the same way (``logging.config``), set on its package as an import would set it."""
     spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+    if spec is None or spec.loader is None:
+        return False
+    if (spec.submodule_search_locations is None) != module:
         return False
     package = importlib.util.module_from_spec(spec)
     loader = spec.loader
@@ -171,6 +183,9 @@ def _defer_package_init(name: str) -> bool:
 
     package.__dict__["__getattr__"] = __getattr__
     sys.modules[name] = package
+    parent, _, child = name.rpartition(".")
+    if parent:  # ``import logging.config`` finds it loaded and sets nothing: set here
+        setattr(sys.modules[parent], child, package)
     return True
 
 

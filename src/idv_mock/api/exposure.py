@@ -38,7 +38,6 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
-from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from starlette.types import Scope
@@ -63,16 +62,24 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-@dataclass(frozen=True, slots=True)
 class Exposure:
-    """How the server is exposed: ``exposed`` when bound beyond loopback."""
+    """How the server is exposed: ``exposed`` when bound beyond loopback. Made once per
+    app and never changed; a plain class, not a dataclass: its generated methods were
+    compiled at import (a first use's cost), for comparisons nothing makes."""
 
-    exposed: bool = False
-    token: str | None = None
-    open: bool = False
-    hosts: frozenset[str] = frozenset(IN_PROCESS_HOSTS)  # names allowed beyond localhost
-    origins: frozenset[str] = frozenset()  # --cors-origin's: may write from a browser
-    machine: frozenset[str] = field(default_factory=frozenset)  # this machine's names
+    __slots__ = ("exposed", "hosts", "machine", "open", "origins", "token")
+
+    def __init__(
+        self,
+        exposed: bool = False,
+        token: str | None = None,
+        open: bool = False,
+        hosts: frozenset[str] = frozenset(IN_PROCESS_HOSTS),  # names allowed beyond localhost
+        origins: frozenset[str] = frozenset(),  # --cors-origin's: may write from a browser
+        machine: frozenset[str] = frozenset(),  # this machine's names
+    ) -> None:
+        self.exposed, self.token, self.open = exposed, token, open
+        self.hosts, self.origins, self.machine = hosts, origins, machine
 
     @property
     def guarded(self) -> bool:

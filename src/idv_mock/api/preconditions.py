@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -26,14 +25,21 @@ from idv_mock.serving.http import parse_json, path_of, project_of, says_body, se
 Run = Callable[[Request, Family], Awaitable[Response | None]]
 
 
-@dataclass(frozen=True, slots=True)
 class Step:
-    name: str
-    # cheap: whether ``run`` has anything to do, from what is known before the body is read:
-    # the call's project and whether it says it carries a body (a non-zero
-    # ``content-length`` or any ``transfer-encoding``)
-    applies: Callable[[Project | None, bool], bool]
-    run: Run  # raises the call's ApiError, answers for the call, or None to go on
+    """A row of the table below (a plain class: a dataclass's methods are compiled at
+    import, a first use's cost, for comparisons nothing makes)."""
+
+    __slots__ = ("applies", "name", "run")
+
+    def __init__(
+        self, name: str, applies: Callable[[Project | None, bool], bool], run: Run
+    ) -> None:
+        self.name = name
+        # cheap: whether ``run`` has anything to do, from what is known before the body is
+        # read: the call's project and whether it says it carries a body (a non-zero
+        # ``content-length`` or any ``transfer-encoding``)
+        self.applies = applies
+        self.run = run  # raises the call's ApiError, answers for the call, or None to go on
 
 
 async def _body_size(request: Request, family: Family) -> Response | None:

@@ -20,14 +20,14 @@ from idv_mock.backend.exceptions import NotFound
 from idv_mock.backend.form_state import FormState
 from idv_mock.backend.projects import Project
 from idv_mock.delivery.levers import PROMPT
-from idv_mock.delivery.webhooks import WebhookDispatcher
-from idv_mock.fake.factory import SubmissionFactory
 from idv_mock.ground import crypto
 from idv_mock.ground.clock import Clock
 
 if TYPE_CHECKING:
     from idv_mock.backend import events  # the builders load with the first event made
     from idv_mock.backend.routes import Route  # with the first one-shot route added
+    from idv_mock.delivery.webhooks import WebhookDispatcher  # built on first use too
+    from idv_mock.fake.factory import SubmissionFactory  # built on first use (service.py)
 
 Submission = dict[str, Any]
 

@@ -20,7 +20,6 @@ import functools
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -41,14 +40,31 @@ ERROR_PAGE = "/error-page/"
 _TRIGGERS = {event: trigger for trigger, event in EVENT_NAMES.items()}
 
 
-@dataclass(frozen=True, slots=True)
 class Item:
-    """One behaviour of the catalogue; ``how`` says how a suite makes the mock show it."""
+    """One behaviour of the catalogue; ``how`` says how a suite makes the mock show it.
+    Equal and hashed by value, read-only by convention: written out rather than a frozen
+    dataclass, whose generated methods were compiled at import, on every first use."""
 
-    kind: str
-    id: str
-    area: str
-    how: str
+    __slots__ = ("area", "how", "id", "kind")
+
+    def __init__(self, kind: str, id: str, area: str, how: str) -> None:
+        self.kind, self.id, self.area, self.how = kind, id, area, how
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Item):
+            return NotImplemented
+        return (self.kind, self.id, self.area, self.how) == (
+            other.kind,
+            other.id,
+            other.area,
+            other.how,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.id, self.area, self.how))
+
+    def __repr__(self) -> str:
+        return f"Item(kind={self.kind!r}, id={self.id!r}, area={self.area!r}, how={self.how!r})"
 
 
 def _success_statuses(op: operations.Operation) -> list[int]:

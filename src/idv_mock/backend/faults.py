@@ -11,24 +11,33 @@ from __future__ import annotations
 import fnmatch
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+# Plain classes, not dataclasses: a dataclass's generated methods are compiled when its
+# module is imported (this one is on every first use: the preconditions read it), for
+# comparisons and printing nothing does with these.
 
-@dataclass(frozen=True, slots=True)
+
 class Call:
-    method: str
-    path: str
-    query: dict[str, str]
-    body: Any
+    """What a fault rule's match is compared with: one API call."""
+
+    __slots__ = ("body", "method", "path", "query")
+
+    def __init__(self, method: str, path: str, query: dict[str, str], body: Any) -> None:
+        self.method, self.path, self.query, self.body = method, path, query, body
 
 
-@dataclass(slots=True)
 class FaultRule:
-    id: str
-    spec: dict[str, Any]
-    hits: int = 0
-    fallback: bool = False  # a resilience profile's rule: tried after every other rule
+    __slots__ = ("fallback", "hits", "id", "spec")
+
+    def __init__(
+        self,
+        id: str,  # the rule's id, as the control API names it
+        spec: dict[str, Any],
+        hits: int = 0,
+        fallback: bool = False,  # a resilience profile's rule: tried after every other rule
+    ) -> None:
+        self.id, self.spec, self.hits, self.fallback = id, spec, hits, fallback
 
     @property
     def exhausted(self) -> bool:
@@ -58,11 +67,13 @@ def _subset(wanted: Any, got: Any) -> bool:
     return bool(wanted == got)
 
 
-@dataclass(slots=True)
 class FaultRules:
-    rules: list[FaultRule] = field(default_factory=list)
-    counter: int = 0
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    __slots__ = ("counter", "rng", "rules")
+
+    def __init__(self) -> None:
+        self.rules: list[FaultRule] = []
+        self.counter = 0
+        self.rng = random.Random(0)
 
     def add(self, spec: dict[str, Any], fallback: bool = False) -> FaultRule:
         """A new rule, tried after the rules before it; a ``fallback`` rule (a resilience

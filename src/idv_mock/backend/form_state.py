@@ -6,7 +6,6 @@ core and counts coverage by step, but opens no form, so the flow loads with the 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -17,13 +16,16 @@ STEPS = ("consent", "country", "id_type", "document", "selfie", "tester", "done"
 MAX_SESSIONS = 1000  # oldest dropped: a long demo cannot grow the state without end
 
 
-@dataclass(slots=True)
 class FormState:
-    """The form's state of the whole service: sessions, token uses, issued secrets."""
+    """The form's state of the whole service: sessions, token uses, issued secrets (a
+    plain class: a dataclass's methods are compiled at import, a first use's cost)."""
 
-    sessions: OrderedDict[str, Session] = field(default_factory=OrderedDict)
-    tokens: dict[tuple[str, str], TokenUse] = field(default_factory=dict)
-    secrets: dict[str, str] = field(default_factory=dict)
+    __slots__ = ("secrets", "sessions", "tokens")
+
+    def __init__(self) -> None:
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.tokens: dict[tuple[str, str], TokenUse] = {}
+        self.secrets: dict[str, str] = {}
 
     def add(self, session: Session) -> None:
         self.sessions[session.session_id] = session

@@ -7,7 +7,6 @@ changes nothing for that submission (api-v3.md section 3) and only stops filteri
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from idv_mock.backend.exceptions import Conflict, NotFound
@@ -25,13 +24,19 @@ class LimitReached(Conflict):
     """The project holds ``MAX_POLICIES`` policies already."""
 
 
-@dataclass(slots=True)
+# Plain classes, not dataclasses: a dataclass's generated methods are compiled when its
+# module is imported (on every first use: each project holds its projections), for
+# comparisons and printing nothing does with these.
+
+
 class Policy:
-    projection_id: str
-    name: str
-    mode: str
-    fields: list[str]
-    created_at: str
+    __slots__ = ("created_at", "fields", "mode", "name", "projection_id")
+
+    def __init__(
+        self, projection_id: str, name: str, mode: str, fields: list[str], created_at: str
+    ) -> None:
+        self.projection_id, self.name, self.mode = projection_id, name, mode
+        self.fields, self.created_at = fields, created_at
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -43,10 +48,16 @@ class Policy:
         }
 
 
-@dataclass(slots=True)
 class Projections:
-    policies: dict[str, Policy] = field(default_factory=dict)
-    applied: dict[str, list[str]] = field(default_factory=dict)  # submission id -> hidden fields
+    __slots__ = ("applied", "policies")
+
+    def __init__(
+        self,
+        policies: dict[str, Policy] | None = None,
+        applied: dict[str, list[str]] | None = None,  # submission id -> hidden fields
+    ) -> None:
+        self.policies: dict[str, Policy] = {} if policies is None else policies
+        self.applied: dict[str, list[str]] = {} if applied is None else applied
 
     def ensure_room(self, name: str) -> None:
         """Refuse a new policy whose name is taken, or past the limit of 10."""

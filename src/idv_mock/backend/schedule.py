@@ -11,30 +11,65 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from idv_mock.ground.clock import iso, parse_iso
 
+# Written out, not dataclasses: a dataclass's generated methods are compiled when its
+# module is imported (on every first use: each project holds a schedule).
 
-@dataclass(order=True, slots=True)
+
 class Due:
-    at: datetime
-    seq: int
-    what: str = field(compare=False)
-    detail: dict[str, Any] = field(compare=False, default_factory=dict)
-    transient: bool = field(compare=False, default=False)
-    hook: Callable[[], None] | None = field(compare=False, default=None, repr=False)
+    """An item of a schedule, ordered (and equal) by when it falls due, then by when it
+    was added."""
+
+    __slots__ = ("at", "detail", "hook", "seq", "transient", "what")
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and changed: unhashable
+
+    def __init__(
+        self,
+        at: datetime,
+        seq: int,
+        what: str,
+        detail: dict[str, Any] | None = None,
+        transient: bool = False,
+        hook: Callable[[], None] | None = None,
+    ) -> None:
+        self.at, self.seq, self.what = at, seq, what
+        self.detail: dict[str, Any] = {} if detail is None else detail
+        self.transient, self.hook = transient, hook
+
+    def __repr__(self) -> str:
+        return f"Due(at={self.at!r}, seq={self.seq!r}, what={self.what!r}, detail={self.detail!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Due):
+            return NotImplemented
+        return (self.at, self.seq) == (other.at, other.seq)
+
+    def __lt__(self, other: Due) -> bool:
+        return (self.at, self.seq) < (other.at, other.seq)
+
+    def __le__(self, other: Due) -> bool:
+        return (self.at, self.seq) <= (other.at, other.seq)
+
+    def __gt__(self, other: Due) -> bool:
+        return (self.at, self.seq) > (other.at, other.seq)
+
+    def __ge__(self, other: Due) -> bool:
+        return (self.at, self.seq) >= (other.at, other.seq)
 
     def describe(self) -> dict[str, Any]:
         return {"at": iso(self.at), "what": self.what, **self.detail}
 
 
-@dataclass(slots=True)
 class Schedule:
-    items: list[Due] = field(default_factory=list)  # a heap
-    seq: int = 0
+    __slots__ = ("items", "seq")
+
+    def __init__(self) -> None:
+        self.items: list[Due] = []  # a heap
+        self.seq = 0
 
     def add(
         self,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import orjson
 
@@ -33,7 +33,6 @@ from idv_mock.backend.exceptions import (
     InvalidProperty,
     NotFound,
 )
-from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
 from idv_mock.backend.parts.calls import Calls
 from idv_mock.backend.parts.clocks import Clocks
 from idv_mock.backend.parts.coverage import Coverage
@@ -41,10 +40,7 @@ from idv_mock.backend.parts.delivery import Delivery
 from idv_mock.backend.parts.tokens import Tokens
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
-from idv_mock.backend.save_health import SaveHealth
 from idv_mock.backend.store import Selection, SortKey
-from idv_mock.delivery.webhooks import HostRule, WebhookDispatcher
-from idv_mock.fake.factory import SubmissionFactory, merge_into
 from idv_mock.ground import schemas
 from idv_mock.ground.clock import Clock, iso, stamp
 from idv_mock.ground.gc_pause import no_gc
@@ -58,6 +54,9 @@ if TYPE_CHECKING:
     from idv_mock.backend.parts.liveform import Liveform
     from idv_mock.backend.parts.records import Records
     from idv_mock.backend.parts.screening import Screening
+    from idv_mock.backend.save_health import SaveHealth
+    from idv_mock.delivery.webhooks import WebhookDispatcher
+    from idv_mock.fake.factory import SubmissionFactory
 
 Submission = dict[str, Any]
 POST_SEED = 1_000_003  # the factory's seed offset for everything created after seeding
@@ -84,6 +83,100 @@ class ServiceConfig:
     auth_errors: str = "api-v3"
 
 
+class FactoryOnFirstUse:
+    """The service's ``SubmissionFactory``, built (with ``idv_mock.fake``: a tenth of a
+    first use's imports) when something first asks it for more than a reseed: a service
+    started from a prebuilt or cached start, whose tests only read, never builds one.
+    Reseeds before that are kept as their effect on a new factory (the last seed, how many
+    asked for new ids) and replayed on it, so the factory built is in the state the eager
+    one would be in. ``on_built`` gets it, to put it where this stood in for it (no
+    indirection on the seeding's and creation's every call after that)."""
+
+    def __init__(self, seed: int, on_built: Callable[[SubmissionFactory], None]) -> None:
+        self._seed = seed
+        self._on_built = on_built
+        self._reseeded: int | None = None  # the last reseed's seed, None: none yet
+        self._new_ids = 0  # reseeds that moved the ids to a sequence of their own
+        self._real: SubmissionFactory | None = None
+        self._lock = threading.Lock()  # the server's thread and a test's ask at once
+
+    def reseed(self, seed: int, *, new_ids: bool = False) -> None:
+        with self._lock:
+            real = self._real
+            if real is None:
+                self._reseeded = seed
+                self._new_ids += new_ids
+                return
+        real.reseed(seed, new_ids=new_ids)
+
+    def built(self) -> SubmissionFactory:
+        real = self._real
+        if real is None:
+            with self._lock:
+                real = self._real
+                if real is None:
+                    from idv_mock.fake.factory import SubmissionFactory
+
+                    real = SubmissionFactory(self._seed)
+                    for _ in range(self._new_ids):
+                        real.reseed(self._seed, new_ids=True)
+                    if self._reseeded is not None:
+                        real.reseed(self._reseeded)
+                    self._real = real
+                    self._on_built(real)
+        return real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.built(), name)
+
+
+class DispatcherOnFirstUse:
+    """The service's ``WebhookDispatcher``, built (with ``delivery/webhooks.py``) when first
+    asked for more than what one that never sent answers alike: ``clear`` (a reset before
+    each test: nothing queued) and ``close`` (no thread started). A test that sends no
+    webhook never builds one. ``on_built`` gets it, to put it where this stood in for it."""
+
+    def __init__(
+        self,
+        build: Callable[[], WebhookDispatcher],
+        on_built: Callable[[WebhookDispatcher], None],
+    ) -> None:
+        self._build, self._on_built = build, on_built
+        self._real: WebhookDispatcher | None = None
+        self._closed = False  # closed before it was built: built closed
+        self._lock = threading.Lock()
+
+    def clear(self, project_id: str | None = None) -> None:
+        if self._real is not None:
+            self._real.clear(project_id)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._real is not None:
+            self._real.close()
+
+    def built(self) -> WebhookDispatcher:
+        real = self._real
+        if real is None:
+            with self._lock:
+                real = self._real
+                if real is None:
+                    real = self._real = self._build()
+                    if self._closed:
+                        real.close()
+                    self._on_built(real)
+        return real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.built(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.built(), name, value)
+
+
 class Service:
     def __init__(
         self,
@@ -99,13 +192,13 @@ class Service:
         where seeding shows how far it is (``idv-mock serve`` on a terminal)."""
         self.config = cfg = config or ServiceConfig()
         self.settings = self._checked_settings({"auth_errors": cfg.auth_errors})
-        rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
-        webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
-        factory = SubmissionFactory(cfg.random_seed)
+        webhooks = cast(
+            "WebhookDispatcher", DispatcherOnFirstUse(self._dispatcher, self._dispatcher_built)
+        )
+        factory = cast("SubmissionFactory", FactoryOnFirstUse(cfg.random_seed, self._factory_built))
         self._core = core = Core(factory, webhooks, Clock(cfg.clock_mode))
         self._lock = core.lock  # private: every read and change of state is a method
         self.factory, self.forms, self.webhooks = factory, core.forms, webhooks
-        self.save_health = SaveHealth()  # kept by the state-file saver, asked before writes
         # its parts, each owning one area, given the core (and what else they use) explicitly
         self.clocks = Clocks(core)
         self.calls = Calls(core)
@@ -124,13 +217,9 @@ class Service:
             self._idle_cycle,
             self._prepare_cycle,
         )
-        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
-        webhooks.now = self.clocks.webhook_now  # and its delivery delays
-        webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
         # contract coverage (docs/coverage.md): counts by project id, kept across resets
         self.coverage = Coverage(core)
         self.coverage.counts.time_rules = self.clocks.rules
-        webhooks.observe = self._observe_webhook
         # Start states as snapshots sharing the stored JSON with the live state (stored
         # bytes are immutable), so a reset copies indexes, not submissions.
         self._project_starts: dict[str, Project] = {}  # project id -> its start
@@ -148,6 +237,24 @@ class Service:
         self._project_starts = dict(self._start)
 
     # --- the parts built on first use ---
+    def _dispatcher(self) -> WebhookDispatcher:
+        from idv_mock.delivery.webhooks import HostRule, WebhookDispatcher
+
+        cfg = self.config
+        rule = HostRule(cfg.server_port, cfg.server_host, frozenset(cfg.allowed_webhook_hosts))
+        webhooks = WebhookDispatcher(cfg.webhook_backoff, cfg.webhook_timeout, host_rule=rule)
+        webhooks.pause = self.clocks.webhook_pause  # a frozen project's retries wait on its clock
+        webhooks.now = self.clocks.webhook_now  # and its delivery delays
+        webhooks.stamp = self.clocks.webhook_stamp  # and its delivery records' times
+        webhooks.observe = self._observe_webhook  # counted for contract coverage
+        return webhooks
+
+    def _dispatcher_built(self, webhooks: WebhookDispatcher) -> None:
+        self.webhooks = self._core.webhooks = webhooks
+
+    def _factory_built(self, factory: SubmissionFactory) -> None:
+        self.factory = self._core.factory = factory
+
     def _part(self, name: str, build: Callable[[], Any]) -> Any:
         part = self._parts.get(name)
         if part is None:
@@ -156,6 +263,14 @@ class Service:
                 if part is None:
                     part = self._parts[name] = build()
         return part
+
+    @property
+    def save_health(self) -> SaveHealth:
+        """How the state file's saves go (``save_health.py``): kept by the state-file
+        saver, asked before writes; built on first use (a GET asks nothing of it)."""
+        from idv_mock.backend.save_health import SaveHealth
+
+        return self._part("save_health", SaveHealth)  # type: ignore[no-any-return]
 
     @property
     def records(self) -> Records:
@@ -261,6 +376,8 @@ class Service:
             seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, progress)
         self.factory.reseed(cfg.random_seed + POST_SEED)
         opened = iso(self.clock.peek())
+        from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
+
         project.monitoring.add(Worklist(DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, True, opened))
 
     def reset(self, *, new_ids: bool = True) -> None:
@@ -505,6 +622,8 @@ class Service:
         userid = overrides.get("userid")
         while True:
             built = self.factory.build(when, overrides, userid=userid, invent=invent, tries=tries)
+            from idv_mock.fake.factory import merge_into
+
             raw = merge_into(built, overrides)  # built afresh: merged in place
             # after an import or a restart from a state file the factory's sequence starts
             # again and may draw an id that is already stored: draw again (deterministic)

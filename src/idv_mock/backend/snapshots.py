@@ -12,16 +12,13 @@ from typing import Any
 
 import orjson
 
-from idv_mock.backend import duplicates, images
-from idv_mock.backend.aml import AmlState
+from idv_mock.backend import duplicates
 from idv_mock.backend.bulk_store import BulkStore
 from idv_mock.backend.exceptions import InvalidInput
-from idv_mock.backend.monitoring import Monitoring
 from idv_mock.backend.packing import Packer
 from idv_mock.backend.projections import Projections
 from idv_mock.backend.projects import Project
 from idv_mock.backend.schedule import Schedule
-from idv_mock.backend.token_pool import TokenPool
 from idv_mock.delivery.levers import DeliveryLevers
 from idv_mock.ground.clock import Clock
 
@@ -69,7 +66,7 @@ def export_project(project: Project, lines: bool = False, hole: bool = False) ->
         "aml": project.aml.export(),
         "worklists": project.monitoring.export(),
         "tokens": project.tokens.export(),
-        "images": images.export(project.images),
+        "images": _images_export(project.images),
         "clock": project.clock.export(),
         "due": project.schedule.export(),
         **({} if project.delivery.prompt else {"webhook_delivery": project.delivery.to_json()}),
@@ -95,14 +92,30 @@ def clone(project: Project) -> Project:
     )
     fresh.store = project.store.copy()
     fresh.projections = Projections.restore(owned(project.projections.export()))
-    fresh.aml = AmlState.restore(owned(project.aml.export()))
-    fresh.monitoring = Monitoring.restore(owned(project.monitoring.export()))
-    fresh.tokens = TokenPool.restore(project.tokens.export())
+    fresh.lazy_parts_of(project)  # AML, worklists, tokens: copied built or not (projects.py)
     fresh.images = {sid: dict(slots) for sid, slots in project.images.items()}  # bytes: immutable
     fresh.clock = Clock.restore(project.clock.export())
     fresh.schedule = project.schedule.copy()
     fresh.delivery = project.delivery  # immutable
     return fresh
+
+
+def _images_export(stored: dict[str, dict[str, bytes]]) -> dict[str, Any]:
+    """``images.export``; ``images.py`` (and the factory's check parts it imports) loaded
+    only for a project holding images: a start has none."""
+    if not stored:
+        return {}
+    from idv_mock.backend import images
+
+    return images.export(stored)
+
+
+def _images_restored(doc: dict[str, Any]) -> dict[str, dict[str, bytes]]:
+    if not doc:
+        return {}
+    from idv_mock.backend import images
+
+    return images.restore(doc)
 
 
 def owned(doc: Any) -> Any:
@@ -124,10 +137,16 @@ def import_project(
     for sid, kinds in doc.get("dup_excluded", {}).items():
         project.store.dups.excluded[sid] = frozenset(kinds)
     project.projections = Projections.restore(doc.get("projections", {}))
-    project.aml = AmlState.restore(doc.get("aml", {}))
-    project.monitoring = Monitoring.restore(doc.get("worklists", []))
-    project.tokens = TokenPool.restore(doc.get("tokens", {}))
-    project.images = images.restore(doc.get("images", {}))
+    aml = doc.get("aml", {})
+    if aml.get("entries"):  # restored now: a bad entry is refused with the document
+        from idv_mock.backend.aml import AmlState
+
+        project.aml = AmlState.restore(aml)
+    else:
+        project.defer("aml", aml)
+    project.defer("monitoring", doc.get("worklists", []))
+    project.defer("tokens", doc.get("tokens", {}))
+    project.images = _images_restored(doc.get("images") or {})
     if "due" not in doc:  # saved before schedules: active worklists start their cycles now
         cycle = timedelta(seconds=project.seconds("monitoring_cycle_seconds"))
         for wid in [w.id for w in project.monitoring.worklists.values() if w.active]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass, field
 from typing import Any
 
 from idv_mock.ground import schemas
@@ -23,20 +22,74 @@ RELEASE_SCHEMA = "webhook_release.json"
 RELEASE_ORDERS = schemas.enum("release_order")
 
 
-@dataclass(frozen=True, slots=True)
 class DeliveryLevers:
-    duplicate: int = 1
-    delay_seconds: float = 0.0
-    hold: bool = False
-    drop_first: int = 0
-    drop_share: float = 0.0
-    drop_seed: int | None = None  # as given (None: not given, drawn as seed 0)
-    fail_first: int = 0
-    events: tuple[str, ...] = ()  # the events the levers apply to (empty: every event)
-    release_after: float = 0.0  # with hold: a held batch goes out by itself after this long
-    release_order: str = "queued"
-    release_seed: int = 0
-    source: dict[str, Any] = field(default_factory=dict, compare=False)  # the document given
+    """A project's delivery levers. Equal and hashed by the levers (not ``source``, the
+    document given), read-only by convention: written out rather than a frozen dataclass,
+    whose generated methods were compiled at import, on every first use."""
+
+    __slots__ = (
+        "delay_seconds",
+        "drop_first",
+        "drop_seed",
+        "drop_share",
+        "duplicate",
+        "events",
+        "fail_first",
+        "hold",
+        "release_after",
+        "release_order",
+        "release_seed",
+        "source",
+    )
+
+    def __init__(
+        self,
+        duplicate: int = 1,
+        delay_seconds: float = 0.0,
+        hold: bool = False,
+        drop_first: int = 0,
+        drop_share: float = 0.0,
+        drop_seed: int | None = None,  # as given (None: not given, drawn as seed 0)
+        fail_first: int = 0,
+        events: tuple[str, ...] = (),  # the events the levers apply to (empty: every event)
+        release_after: float = 0.0,  # with hold: a held batch goes out by itself after this
+        release_order: str = "queued",
+        release_seed: int = 0,
+        source: dict[str, Any] | None = None,  # the document given
+    ) -> None:
+        self.duplicate, self.delay_seconds, self.hold = duplicate, delay_seconds, hold
+        self.drop_first, self.drop_share, self.drop_seed = drop_first, drop_share, drop_seed
+        self.fail_first, self.events, self.release_after = fail_first, events, release_after
+        self.release_order, self.release_seed = release_order, release_seed
+        self.source: dict[str, Any] = {} if source is None else source
+
+    def _levers(self) -> tuple[Any, ...]:
+        return (
+            self.duplicate,
+            self.delay_seconds,
+            self.hold,
+            self.drop_first,
+            self.drop_share,
+            self.drop_seed,
+            self.fail_first,
+            self.events,
+            self.release_after,
+            self.release_order,
+            self.release_seed,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DeliveryLevers):
+            return NotImplemented
+        return self._levers() == other._levers()
+
+    def __hash__(self) -> int:
+        return hash(self._levers())
+
+    def __repr__(self) -> str:
+        levers = (n for n in self.__slots__ if n != "source")  # not the document given
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in levers)
+        return f"DeliveryLevers({shown})"
 
     @classmethod
     def problems(cls, doc: Any) -> list[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -27,14 +26,37 @@ def _real() -> datetime:
     return datetime.fromtimestamp(time.time(), tz=timezone.utc)
 
 
-@dataclass(slots=True)
 class Clock:
-    mode: str = "tick"
-    current: datetime = DEFAULT_START
-    step_ms: int = 1000
-    offset: timedelta = timedelta(0)  # wall mode: how far advances moved it past real time
-    pin: datetime | None = None  # while a due rule runs: every reading is its instant
-    moved: bool = False  # a test advanced it: times a client computed are judged on it
+    """Written out rather than a dataclass, whose generated methods were compiled at
+    import (on every first use); equal and shown by value, as before."""
+
+    __slots__ = ("current", "mode", "moved", "offset", "pin", "step_ms")
+
+    def __init__(
+        self,
+        mode: str = "tick",
+        current: datetime = DEFAULT_START,
+        step_ms: int = 1000,
+        offset: timedelta = timedelta(0),  # wall mode: how far advances moved it past real time
+        pin: datetime | None = None,  # while a due rule runs: every reading is its instant
+        moved: bool = False,  # a test advanced it: times a client computed are judged on it
+    ) -> None:
+        self.mode, self.current, self.step_ms = mode, current, step_ms
+        self.offset, self.pin, self.moved = offset, pin, moved
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.mode, self.current, self.step_ms, self.offset, self.pin, self.moved)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Clock) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and changed: unhashable
+
+    def __repr__(self) -> str:
+        return (
+            f"Clock(mode={self.mode!r}, current={self.current!r}, step_ms={self.step_ms!r}, "
+            f"offset={self.offset!r}, pin={self.pin!r}, moved={self.moved!r})"
+        )
 
     def now(self) -> datetime:
         if self.pin is not None:

@@ -9,7 +9,6 @@ single handler of the web layer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -33,30 +32,60 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-@dataclass(frozen=True, slots=True)
+# Entry and Family are written out, not frozen dataclasses: the six methods such a class
+# generates are compiled when the module is imported (the app's, on every first use), and
+# this catalogue makes two hundred entries. Equal, hashed and shown by value, as before;
+# read-only by convention.
+
+
 class Entry:
     """One error; ``name`` tells apart two texts the service sends under one code."""
 
-    code: str
-    message: str
-    status: int = 400
-    fault_only: bool = False
-    name: str = ""
+    __slots__ = ("code", "fault_only", "message", "name", "status")
+
+    def __init__(
+        self, code: str, message: str, status: int = 400, fault_only: bool = False, name: str = ""
+    ) -> None:
+        self.code, self.message, self.status = code, message, status
+        self.fault_only, self.name = fault_only, name
+
+    def _fields(self) -> tuple[str, str, int, bool, str]:
+        return (self.code, self.message, self.status, self.fault_only, self.name)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Entry) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Entry(code={self.code!r}, message={self.message!r}, status={self.status!r}, "
+            f"fault_only={self.fault_only!r}, name={self.name!r})"
+        )
 
     @property
     def key(self) -> str:
         return self.name or self.code
 
 
-@dataclass(frozen=True, slots=True)
 class Family:
-    name: str
-    shape: Shape
-    entries: tuple[Entry, ...]
-    _by_code: dict[str, Entry] = field(init=False, repr=False, compare=False)
+    __slots__ = ("_by_code", "entries", "name", "shape")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_by_code", {e.key: e for e in self.entries})
+    def __init__(self, name: str, shape: Shape, entries: tuple[Entry, ...]) -> None:
+        self.name, self.shape, self.entries = name, shape, entries
+        self._by_code = {e.key: e for e in entries}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Family):
+            return NotImplemented
+        return (self.name, self.shape, self.entries) == (other.name, other.shape, other.entries)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.shape, self.entries))
+
+    def __repr__(self) -> str:
+        return f"Family(name={self.name!r}, shape={self.shape!r}, entries={self.entries!r})"
 
     def entry(self, code: str) -> Entry:
         return self._by_code[code]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from idv_mock.ground import errors, schemas
@@ -31,15 +30,26 @@ class TableError(ValueError):
     """A row of ``schemas/api.json`` the mock cannot build from (a test, not a user, sees it)."""
 
 
-@dataclass(frozen=True)
 class Operation:
-    """One row: a method of a path (or ``"*"``, the path's other methods) and its parts."""
+    """One row: a method of a path (or ``"*"``, the path's other methods) and its parts.
+    Read-only by convention; a plain class, not a frozen dataclass, whose generated
+    methods were compiled at import (the app's, on every first use)."""
 
-    method: str
-    path: str
-    handler: str  # "module:function" under idv_mock.api
-    family: errors.Family | None  # None on a "*" row
-    entry: dict[str, Any]  # the row as api.json has it: schemas, examples, media
+    __slots__ = ("entry", "family", "handler", "method", "path")
+
+    def __init__(
+        self,
+        method: str,
+        path: str,
+        handler: str,  # "module:function" under idv_mock.api
+        family: errors.Family | None,  # None on a "*" row
+        entry: dict[str, Any],  # the row as api.json has it: schemas, examples, media
+    ) -> None:
+        self.method, self.path, self.handler = method, path, handler
+        self.family, self.entry = family, entry
+
+    def __repr__(self) -> str:
+        return f"Operation({self.method} {self.path} -> {self.handler})"
 
     @property
     def short_path(self) -> str:

@@ -9,7 +9,6 @@ and change of it happens under the service's lock, here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from idv_mock.backend.core import Core
@@ -24,13 +23,14 @@ Entry = dict[str, Any]
 JournalReader = Callable[[Project, Entry], Entry]
 
 
-@dataclass(frozen=True, slots=True)
 class FiredRule:
-    """A fault rule that fired for one call: what to answer, and how long to wait first."""
+    """A fault rule that fired for one call: what to answer, and how long to wait first
+    (a plain class: a dataclass's methods are compiled at import, a first use's cost)."""
 
-    id: str
-    spec: dict[str, Any]
-    delay_ms: int
+    __slots__ = ("delay_ms", "id", "spec")
+
+    def __init__(self, id: str, spec: dict[str, Any], delay_ms: int) -> None:
+        self.id, self.spec, self.delay_ms = id, spec, delay_ms
 
 
 class Calls:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -46,14 +45,27 @@ LAST = datetime(9000, 1, 1, tzinfo=timezone.utc)  # time stops here: no test nee
 RETRY_POLL = 0.25  # a retry waiting on a frozen clock checks this often for a cancellation
 
 
-@dataclass(frozen=True, slots=True)
 class ProjectClock:
     """One project's clock, for Python callers (the plugin's ``idv_project.clock``,
     ``service.clocks.handle("default")`` in-process or under ``idv_mock.mock()``): the same
-    operations as the control API's ``/clock`` calls."""
+    operations as the control API's ``/clock`` calls. Written out rather than a frozen
+    dataclass, whose six generated methods were compiled at import (a first use's cost)."""
 
-    clocks: Clocks
-    project_id: str
+    __slots__ = ("clocks", "project_id")
+
+    def __init__(self, clocks: Clocks, project_id: str) -> None:
+        self.clocks, self.project_id = clocks, project_id
+
+    def __repr__(self) -> str:
+        return f"ProjectClock(project_id={self.project_id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ProjectClock):
+            return NotImplemented
+        return (self.clocks, self.project_id) == (other.clocks, other.project_id)
+
+    def __hash__(self) -> int:
+        return hash((id(self.clocks), self.project_id))
 
     @property
     def now(self) -> datetime:

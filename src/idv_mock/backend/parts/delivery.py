@@ -16,7 +16,6 @@ from idv_mock.backend.core import Core
 from idv_mock.backend.event_codes import EVENT_NAMES
 from idv_mock.backend.exceptions import InvalidInput, NotFound
 from idv_mock.delivery.levers import RELEASE_SCHEMA, DeliveryLevers
-from idv_mock.delivery.webhooks import NotHeld
 from idv_mock.ground import schemas
 
 if TYPE_CHECKING:
@@ -55,6 +54,8 @@ class Delivery:
             raise InvalidInput("invalid release", problems)
         with self.core.lock:
             self.core.project(project_id)
+        from idv_mock.delivery.webhooks import NotHeld  # with the dispatcher (service.py)
+
         try:
             return self.core.webhooks.release(
                 project_id, doc.get("order", "queued"), doc.get("seed", 0)

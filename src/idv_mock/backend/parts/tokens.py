@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from idv_mock.backend import token_pool
 from idv_mock.backend.core import Core
 from idv_mock.backend.exceptions import BackendError, NotFound
 from idv_mock.backend.projects import Project
@@ -107,6 +106,8 @@ class Tokens:
     def _described(self, project: Project, token_id: str, when: str) -> dict[str, Any]:
         use = self.core.forms.tokens.get((project.project_id, token_id))
         lifetime = timedelta(seconds=project.seconds("token_expiry_seconds"))
+        from idv_mock.backend import token_pool  # with the first token read
+
         status = token_pool.life(use, self._token_now(project), lifetime)
         found: dict[str, Any] = {
             "tokenId": token_id,
