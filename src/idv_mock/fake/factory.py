@@ -199,6 +199,30 @@ class SubmissionFactory(CheckParts):
             found = self._pools[name] = PooledLocale(self.faker[name], self.rng, size)
         return found
 
+    def filled_pools(self) -> list[tuple[str, str, list[str]]]:
+        """Every Faker pool filled so far in this ``pooled`` stretch: (locale, method,
+        values), in the order filled per locale."""
+        pools = self._pools or {}
+        return [(loc, name, pool) for loc, p in pools.items() for name, pool in p.filled.items()]
+
+    def install_pools(self, pools: list[tuple[str, str, list[str]]]) -> None:
+        """Pick from pools another factory filled (``filled_pools``), without Faker: a
+        process building a stretch of the same seeding (``backend/seed_split.py``)."""
+        assert self._pools is not None, "install_pools outside pooled()"
+        for loc, name, pool in pools:
+            found = self._pools.get(loc)
+            if found is None:
+                found = self._pools[loc] = PooledLocale(None, self.rng, self._pool_size)
+            found.install(name, pool)
+
+    def pools_only(self) -> None:
+        """From now on pick from the pools already here or installed only: a pool not
+        filled yet raises instead of filling from this factory's Faker, whose values would
+        not be the ones the seeding's own process draws (a split seeding's worker)."""
+        for found in (self._pools or {}).values():
+            found.forget_faker()
+        self._faker = _NO_FAKER
+
     def nationality(self) -> str:
         return self.rng.weighted(self._nations, self._cum_weights)
 
@@ -426,6 +450,12 @@ class SubmissionFactory(CheckParts):
         return [{"answer": "Occupation", "inputValue": job, "blockType": "text"}]
 
 
+class _NoFaker:
+    def __getitem__(self, locale: str) -> Any:
+        raise LookupError(f"no Faker here: pool {locale} was not installed")
+
+
+_NO_FAKER: Any = _NoFaker()
 _OCR_SCORE_SPAN = 1.0 - 0.7  # score(0.7, 1.0)'s factor, computed as it computes it
 _EN_US = ("en_US", 0)  # the locale of a nationality the mock has none for
 # ``data``'s identity fields, in their order (the document's type and number come later)
