@@ -45,8 +45,10 @@ PENDING = b""  # a submission's bytes until its stretch comes back built
 Reusable = tuple[Any, ...]  # as seed.py keeps each submission for the later ones
 # words of the stream drawn before the submission's build (the mix and the AML draws),
 # when, overrides, builds made (a drawn id already stored is drawn again), what the
-# duplicate checks found (users, selfie users, custom information), the submission id
-Item = tuple[int, datetime, dict[str, Any], int, tuple[list[str], list[str], str], str]
+# duplicate checks found (users, selfie users, custom information), the submission id,
+# its identity and the words drawn for it (the first thing a build draws)
+Checks = tuple[list[str], list[str], str]
+Item = tuple[int, datetime, dict[str, Any], int, Checks, str, dict[str, str], int]
 # stretch number, the stream's state at its start and after it, its items, the Faker
 # pools filled since the last stretch handed on
 Stretch = tuple[int, Any, Any, list[Item], list[tuple[str, str, list[str]]]]
@@ -115,7 +117,9 @@ class Split:
                     ident = derive.apply_masking({"data": ident}, self.project.options)["data"]
                 made.append((got.userid, got.email, got.selfie, *map(ident.get, IDENTITY_KEYS)))
                 checks = (found.users, found.selfie_users, found.custom_information)
-                items.append((words, when, overrides, builds, checks, sid))
+                items.append(
+                    (words, when, overrides, builds, checks, sid, got.ident, got.ident_words)
+                )
                 if len(items) == BATCH or at == last:
                     end = rng.getstate()
                     pools = [p for p in factory.filled_pools() if p[:2] not in shipped]
@@ -150,10 +154,15 @@ class Builder:
         rng = factory.rng
         rng.setstate(start)
         blobs = []
-        for words, when, overrides, builds, checks, sid in items:
-            rng.getrandbits(32 * words)
-            for _ in range(builds):
-                built = factory.build(when, overrides, userid=overrides.get("userid"))
+        for words, when, overrides, builds, checks, sid, ident, ident_words in items:
+            userid = overrides.get("userid")
+            if builds == 1:  # the identity as the walk drew it: its draws stepped over
+                rng.getrandbits(32 * (words + ident_words))
+                built = factory.build(when, overrides, userid=userid, ident=ident)
+            else:  # an id drawn again: each build as the walk made it
+                rng.getrandbits(32 * words)
+                for _ in range(builds):
+                    built = factory.build(when, overrides, userid=userid)
             raw = merge_into(built, overrides)
             if raw["submission_id"] != sid:
                 raise Diverged(f"built {raw['submission_id']}, skimmed {sid}")

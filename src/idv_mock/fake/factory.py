@@ -287,6 +287,7 @@ class SubmissionFactory(CheckParts):
         userid: str | None = None,
         invent: bool = True,
         tries: int | None = None,
+        ident: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """A complete raw submission created at ``when`` (derived fields still to apply).
 
@@ -295,10 +296,12 @@ class SubmissionFactory(CheckParts):
         ``phoneNumber``, ``ssnNumber``, ``additional_list``): the caller's overrides bring
         what was given, and nothing stands in for the rest. ``tries``: the attempts the
         applicant made (id and selfie), else a draw; none leaves no selfie either.
+        ``ident``: the identity already drawn, its draws stepped over (``fake/skim.py``).
         """
         overrides = overrides or {}
-        given_data = overrides.get("data") if isinstance(overrides.get("data"), dict) else None
-        ident = self.identity(when, given_data)
+        if ident is None:
+            given_data = overrides.get("data")
+            ident = self.identity(when, given_data if isinstance(given_data, dict) else None)
         sid = self.uuid()
         result = self.rng.weighted(FINAL, (7, 10))  # 7:3
         kyc_at = stamp(when + timedelta(milliseconds=self.rng.randint(50, 900)))  # < next tick

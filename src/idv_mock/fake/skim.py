@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from idv_mock.fake.checks import IMAGE_HOST
+from idv_mock.fake.factory import LOCALES
 
 if TYPE_CHECKING:
     from idv_mock.fake.factory import SubmissionFactory
@@ -45,9 +46,11 @@ AFTER_ATTEMPTS = RANDOM * 3 + RANDOM * 4 + RANDOM + HEX32 + UUID + RANDOM * 2
 
 
 class Skimmed(NamedTuple):
-    """What the index and the later submissions need of one seeded submission."""
+    """What the index and the later submissions need of one seeded submission; and its
+    identity with the words its draws took (``build(ident=...)`` steps over them)."""
 
     ident: dict[str, str]
+    ident_words: int
     submission_id: str
     created_at: str
     userid: str
@@ -60,12 +63,11 @@ def skim(factory: SubmissionFactory, when: datetime, overrides: dict[str, Any]) 
     """``factory.build(when, overrides, userid=overrides.get("userid"))``'s draws (the
     seeding's call), keeping only what :class:`Skimmed` holds, merged with ``overrides``
     as the creation path merges them."""
-    from idv_mock.fake.factory import LOCALES
-
     rng = factory.rng
     skip = rng.getrandbits  # ``skip(32 * n)``: n words of the stream, in one C call
     given = overrides.get("data")
-    ident = factory.identity(when, given if isinstance(given, dict) else None)
+    given = given if isinstance(given, dict) else None
+    ident = factory.identity(when, given)
     sid = factory.uuid()
     skip(32 * AFTER_ID)
     email = factory._email(ident)
@@ -91,6 +93,7 @@ def skim(factory: SubmissionFactory, when: datetime, overrides: dict[str, Any]) 
     selfie = image.get("selfieImage") if isinstance(image, dict) else None
     return Skimmed(
         ident,
+        identity_words(ident, given),
         sid,
         factory._stamp_after(when, 0),
         overrides.get("userid", userid),  # merged as the creation path merges them
@@ -98,3 +101,16 @@ def skim(factory: SubmissionFactory, when: datetime, overrides: dict[str, Any]) 
         f"{IMAGE_HOST}/{sid}/selfie.jpg" if selfie is None else selfie,
         cf1,
     )
+
+
+def identity_words(ident: dict[str, str], given: dict[str, Any] | None) -> int:
+    """The words ``SubmissionFactory.identity`` drew for ``ident`` (``given`` as it had it):
+    the nationality and gender unless given, the two names, an English name for a name
+    not in ASCII, the issue and birth days and the document type, the document number
+    (a letter and eight digits), the identity number (three draws for KOR and USA)."""
+    told = {k: v for k, v in given.items() if isinstance(v, str)} if given else {}
+    draws = 2 + 3 + 2
+    draws += (0 if told.get("nationality") else 1) + (0 if told.get("gender") else 1)
+    draws += 0 if ident["full_name"].isascii() else 2
+    draws += 3 if ident["nationality"] in ("KOR", "USA") else 1
+    return RANDOM * draws
