@@ -111,3 +111,24 @@ def test_a_skim_that_draws_differently_is_caught() -> None:
     found = _seed("diverged")
     message = found["diverged"]
     assert message.startswith("built ") or message == "the stream is not where the skim left it"
+
+
+def test_a_factory_given_the_pools_builds_what_the_filling_one_built() -> None:
+    """The worker gets the Faker pools the walk filled after the fork (none in the
+    seedings measured: all are filled in the first 2,000) and may fill none itself."""
+    from datetime import datetime, timezone
+
+    from idv_mock.fake.factory import SubmissionFactory
+
+    when = datetime(2026, 5, 4, 3, 2, 1, 123000, tzinfo=timezone.utc)
+    filler, given, bare = SubmissionFactory(5), SubmissionFactory(5), SubmissionFactory(5)
+    with filler.pooled(4_000), given.pooled(4_000), bare.pooled(4_000):
+        state = filler.rng.getstate()
+        built = filler.build(when)  # fills the pools it picks from
+        given.pools_only()
+        given.install_pools(filler.filled_pools())
+        given.rng.setstate(state)
+        assert given.build(when) == built
+        bare.pools_only()
+        with pytest.raises(LookupError, match="no Faker here"):
+            bare.build(when)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 SPLIT_FROM = 20_000  # seedings of this many or more use a second process
 BATCH = 512  # submissions a stretch
 AHEAD = 3  # stretches handed to the worker and not yet back (it never waits for one)
+LEAD = 4  # stretches walked and not handed on: past it, this process builds one too
 PENDING = b""  # a submission's bytes until its stretch comes back built
 
 Reusable = tuple[Any, ...]  # as seed.py keeps each submission for the later ones
@@ -49,9 +50,9 @@ Reusable = tuple[Any, ...]  # as seed.py keeps each submission for the later one
 # its identity and the words drawn for it (the first thing a build draws)
 Checks = tuple[list[str], list[str], str]
 Item = tuple[int, datetime, dict[str, Any], int, Checks, str, dict[str, str], int]
-# stretch number, the stream's state at its start and after it, its items, the Faker
-# pools filled since the last stretch handed on
-Stretch = tuple[int, Any, Any, list[Item], list[tuple[str, str, list[str]]]]
+# stretch number, the stream's state at its start and after it, its items
+Stretch = tuple[int, Any, Any, list[Item]]
+Pools = list[tuple[str, str, list[str]]]  # as SubmissionFactory.filled_pools gives them
 
 
 class Diverged(RuntimeError):
@@ -89,7 +90,6 @@ class Split:
         assert store.packer is not None
         build = Builder(factory, store.packer, self.project, self.shared)
         worker = Worker(build)
-        shipped = {(loc, name) for loc, name, _ in factory.filled_pools()}
         rng = factory.rng
         masked = any(self.project.options.get(o) for o in derive.MASKING_OPTIONS)
         ready: collections.deque[Stretch] = collections.deque()
@@ -122,11 +122,13 @@ class Split:
                 )
                 if len(items) == BATCH or at == last:
                     end = rng.getstate()
-                    pools = [p for p in factory.filled_pools() if p[:2] not in shipped]
-                    shipped.update(p[:2] for p in pools)
-                    ready.append((numbered, state, end, items, pools))
+                    ready.append((numbered, state, end, items))
                     items, state, numbered = [], end, numbered + 1
                     worker.feed(ready, store.blobs, step)
+                    if len(ready) > LEAD:  # the walk is ahead: build one here too
+                        newest = ready.pop()
+                        _put_back(newest, build(newest), store.blobs, step)
+                        rng.setstate(state)  # and walk on from where it was
             while ready:  # the walk is done: build from the other end too
                 stretch = ready.pop()
                 _put_back(stretch, build(stretch), store.blobs, step)
@@ -148,9 +150,8 @@ class Builder:
         self.options, self.shared, self.project_id = project.options, shared, project.project_id
 
     def __call__(self, stretch: Stretch) -> list[bytes]:
-        _, start, end, items, pools = stretch
+        _, start, end, items = stretch
         factory = self.factory
-        factory.install_pools(pools)
         rng = factory.rng
         rng.setstate(start)
         blobs = []
@@ -187,6 +188,9 @@ class Worker:
             target=_work, args=(build, self._tasks, self._results), daemon=True
         )
         self._process.start()
+        self._factory = build.factory
+        # the Faker pools the worker has (filled before the fork or handed to it since)
+        self._shipped = {(loc, name) for loc, name, _ in build.factory.filled_pools()}
         self._out: dict[int, Stretch] = {}  # handed to the worker, by number
 
     def feed(
@@ -197,7 +201,10 @@ class Worker:
         while ready and len(self._out) < AHEAD:
             stretch = ready.popleft()
             self._out[stretch[0]] = stretch
-            self._tasks.put(stretch)
+            # every pool filled so far: those the stretch's walk filled among them
+            pools = [p for p in self._factory.filled_pools() if p[:2] not in self._shipped]
+            self._shipped.update(p[:2] for p in pools)
+            self._tasks.put((stretch, pools))
 
     def finish(self, blobs: dict[str, bytes], step: Callable[[], None]) -> None:
         while self._out:
@@ -242,8 +249,10 @@ def _put_back(
 def _work(build: Builder, tasks: Any, results: Any) -> None:
     """The worker's loop (in the forked process): build each stretch handed to it."""
     build.factory.pools_only()
-    while (stretch := tasks.get()) is not None:
+    while (task := tasks.get()) is not None:
+        stretch, pools = task
         try:
+            build.factory.install_pools(pools)
             results.put((stretch[0], build(stretch)))
         except Exception as error:  # handed back: the seeding process raises it
             said = str(error) if isinstance(error, Diverged) else f"{type(error).__name__}: {error}"
