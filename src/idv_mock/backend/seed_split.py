@@ -247,7 +247,11 @@ def _put_back(
 
 
 def _work(build: Builder, tasks: Any, results: Any) -> None:
-    """The worker's loop (in the forked process): build each stretch handed to it."""
+    """The worker's loop (in the forked process): build each stretch handed to it. A
+    Ctrl-C is the seeding process's to handle (it stops this one)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     build.factory.pools_only()
     while (task := tasks.get()) is not None:
         stretch, pools = task
