@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from idv_mock.backend import derive, duplicates
+from idv_mock.backend import derive, duplicates, seed
 from idv_mock.backend.duplicates import Findings
 from idv_mock.backend.packing import PACK_FROM
 from idv_mock.fake.factory import IDENTITY_KEYS, SubmissionFactory, merge_into
@@ -83,43 +83,18 @@ class Split:
         nothing done) where a fork is not safe."""
         if threading.active_count() != 1:  # another thread's locks would stay held
             return False
-        from idv_mock.backend import seed
-
         store = self.project.store
         store.start_packing()
         assert store.packer is not None
         build = Builder(factory, store.packer, self.project, self.shared)
         worker = Worker(build)
         rng = factory.rng
-        masked = any(self.project.options.get(o) for o in derive.MASKING_OPTIONS)
         ready: collections.deque[Stretch] = collections.deque()
         items: list[Item] = []
         state, last, numbered = rng.getstate(), len(times) - 1, 0
         try:
             for at, when in enumerate(times):
-                overrides = seed._mix(factory, made)  # then the AML draw, as seed.seed
-                words = RANDOM * (3 if overrides else 2)  # the roll, a pick, the AML draw
-                overrides.setdefault("aml", seed._screened(factory))
-                builds = 0
-                while True:
-                    builds += 1
-                    got = skim(factory, when, overrides)
-                    if got.submission_id not in store:
-                        break
-                ident = got.ident
-                data = {**ident, "cf1": got.cf1}
-                keys = duplicates.keys_of({"data": data, "image": {"selfieImage": got.selfie}})
-                found = store.dups.check(keys)
-                sid = got.submission_id
-                store.blobs[sid] = PENDING
-                store.index(sid, (got.created_at, got.userid, got.email), keys)
-                if masked:
-                    ident = derive.apply_masking({"data": ident}, self.project.options)["data"]
-                made.append((got.userid, got.email, got.selfie, *map(ident.get, IDENTITY_KEYS)))
-                checks = (found.users, found.selfie_users, found.custom_information)
-                items.append(
-                    (words, when, overrides, builds, checks, sid, got.ident, got.ident_words)
-                )
+                items.append(self._walk(factory, when, made))
                 if len(items) == BATCH or at == last:
                     end = rng.getstate()
                     ready.append((numbered, state, end, items))
@@ -138,6 +113,32 @@ class Split:
             worker.stop()
         rng.setstate(state)  # where the walk left it (the builds here moved it)
         return True
+
+    def _walk(self, factory: SubmissionFactory, when: datetime, made: list[Reusable]) -> Item:
+        """One submission's draws, as ``seed.seed`` and the creation path make them, down
+        to what its build needs from here; indexed at once, its bytes to follow."""
+        store, options = self.project.store, self.project.options
+        overrides = seed._mix(factory, made)  # then the AML draw, as seed.seed
+        words = RANDOM * (3 if overrides else 2)  # the roll, a pick, the AML draw
+        overrides.setdefault("aml", seed._screened(factory))
+        builds = 0
+        while True:  # an id already stored is drawn again, as the creation path does
+            builds += 1
+            got = skim(factory, when, overrides)
+            if got.submission_id not in store:
+                break
+        data = {**got.ident, "cf1": got.cf1}
+        keys = duplicates.keys_of({"data": data, "image": {"selfieImage": got.selfie}})
+        found = store.dups.check(keys)
+        sid = got.submission_id
+        store.blobs[sid] = PENDING
+        store.index(sid, (got.created_at, got.userid, got.email), keys)
+        ident = got.ident  # as the stored submission has it (``seed._reusable``)
+        if any(options.get(option) for option in derive.MASKING_OPTIONS):
+            ident = derive.apply_masking({"data": ident}, options)["data"]
+        made.append((got.userid, got.email, got.selfie, *map(ident.get, IDENTITY_KEYS)))
+        checks = (found.users, found.selfie_users, found.custom_information)
+        return (words, when, overrides, builds, checks, sid, got.ident, got.ident_words)
 
 
 class Builder:
