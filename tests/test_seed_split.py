@@ -39,6 +39,11 @@ mode = {mode!r}
 if mode == "threaded":
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
+if mode == "nofork":
+    import multiprocessing.context
+    def refused(self):
+        raise OSError("Resource temporarily unavailable")
+    multiprocessing.context.ForkProcess.start = refused
 if mode == "diverged":
     skim.AFTER_ATTEMPTS += 2  # a skim that no longer follows the build's draws
     try:
@@ -96,9 +101,11 @@ def test_the_split_seeding_shows_its_progress(split: dict[str, Any]) -> None:
     assert last.startswith("seeding: 2,500/2,500 submissions in "), split["shown"][-300:]
 
 
-def test_with_another_thread_running_seeding_stays_in_one_process() -> None:
-    """A fork would copy that thread's held locks, not the thread: no split, same bytes."""
-    found = _seed("threaded")
+@pytest.mark.parametrize("mode", ["threaded", "nofork"])
+def test_where_it_cannot_fork_seeding_stays_in_one_process(mode: str) -> None:
+    """Another thread running (a fork would copy its held locks, not the thread), or no
+    process to be had: no split, the same bytes."""
+    found = _seed(mode)
     assert found["ran"] == [False, False]
     faker = version("faker")
     if faker in GOLDEN:

@@ -87,7 +87,10 @@ class Split:
         store.start_packing()
         assert store.packer is not None
         build = Builder(factory, store.packer, self.project, self.shared)
-        worker = Worker(build)
+        try:
+            worker = Worker(build)
+        except OSError:  # no process to be had (a limit): one process, as before
+            return False
         rng = factory.rng
         ready: collections.deque[Stretch] = collections.deque()
         items: list[Item] = []
