@@ -213,7 +213,8 @@ def run_scale(mode: Mode) -> list[dict[str, Any]]:
     for size in mode.sizes:
         result = scale.run(size, mode.calls, timeout=1800)
         print(
-            f"    {size:>7,}: seeded in {result['seed_s']:.1f} s,"
+            f"    {size:>7,}: seeded in {result['seed_s']:.1f} s"
+            f" (CPU {result['seed_cpu_s']:.1f} s + worker {result['seed_worker_cpu_s']:.1f} s),"
             f" {result['rss_bytes'] / 1e6:,.0f} MB RSS,"
             f" {result['bytes_per_submission'] / 1e3:.1f} KB/submission;"
             f" state file loaded in {result['load_s']:.1f} s,"

@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import math
 import unicodedata
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from idv_mock.backend.duplicates import Findings
 
 Submission = dict[str, Any]
 
@@ -73,6 +76,23 @@ def derive(sub: Submission, options: dict[str, Any], project_options: dict[str, 
     if isinstance(kyc, dict) and kyc.get("result") == "pending" and not sub.get("pending_at"):
         sub["pending_at"] = sub.get("kyc_result_at") or sub.get("created_at") or ""
     return sub
+
+
+def finished(
+    raw: Submission,
+    options: dict[str, Any],
+    project_options: dict[str, Any],
+    project_id: str,
+    found: Findings,
+) -> Submission:
+    """A created submission as stored: ``raw`` derived, with the duplicate checks'
+    ``found`` and the identity ids (the creation path's, and a split seeding's builder's:
+    one function, so both give the same bytes)."""
+    sub = derive(raw, options, project_options)
+    sub["duplicated_users"] = found.users
+    sub["duplicated_selfie_users"] = found.selfie_users
+    sub["custom_duplicated_information"] = found.custom_information
+    return identity_ids(sub, project_id)
 
 
 # --- the vendor's duplicate-check ids (gaps.md "Values an integrator branches on") ---

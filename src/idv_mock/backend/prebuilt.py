@@ -42,6 +42,7 @@ BUILT_WITH = STARTS / "faker-version.txt"  # the Faker the shipped starts were m
 # they import, at any depth (a module imported inside a function too).
 SEEDING_MODULES = (
     "idv_mock.backend.seed",  # the seeded mix
+    "idv_mock.backend.seed_split",  # a large one on two cores
     "idv_mock.fake.factory",  # every seeded value (its imports: draws, checks, compat, ...)
     "idv_mock.backend.derive",  # the derived fields of each stored submission
     "idv_mock.backend.duplicates",

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from idv_mock.fake.factory import IDENTITY_KEYS, SubmissionFactory
 from idv_mock.ground.progress import Progress
+
+if TYPE_CHECKING:
+    from idv_mock.backend.seed_split import Split
 
 SPAN = timedelta(days=120)
 QUIET = timedelta(hours=1)  # the newest seeded result lands before the clock's start
@@ -33,17 +36,26 @@ def moments(factory: SubmissionFactory, end: datetime, count: int) -> list[datet
 
 
 def seed(
-    factory: SubmissionFactory, end: datetime, count: int, create: Create, progress: Progress
+    factory: SubmissionFactory,
+    end: datetime,
+    count: int,
+    create: Create,
+    progress: Progress,
+    split: Split | None = None,
 ) -> None:
     """Create ``count`` submissions through ``create`` (the project's creation path).
 
     Of each one only what a later one may re-use is kept (as a tuple of its strings, not
-    the submission), so seeding 100k holds no second copy of them.
+    the submission), so seeding 100k holds no second copy of them. ``split``: from its
+    ``start`` on, the rest is seeded in two processes (``seed_split.py``), if it can.
     """
     made: list[Reusable] = []
     task = progress.task("seeding", count, "submissions")
     step = task.add
-    for when in moments(factory, end, count):
+    times = moments(factory, end, count)
+    for at, when in enumerate(times):
+        if split is not None and at == split.start and split.run(factory, times[at:], made, step):
+            break
         overrides = _mix(factory, made)
         overrides.setdefault("aml", _screened(factory))
         made.append(_reusable(create(overrides, when)))

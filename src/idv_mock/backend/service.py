@@ -370,10 +370,13 @@ class Service:
         def create(overrides: dict[str, Any], when: datetime) -> Submission:
             return self._create(project, overrides, when, mirrored=shared)
 
-        from idv_mock.backend import seed  # only when a start is seeded (most ship prebuilt)
+        # only when a start is seeded (most ship prebuilt)
+        from idv_mock.backend import seed, seed_split
 
+        split = seed_split.Split(project, shared) if seed_split.wanted(cfg.seed_count) else None
         with self.factory.pooled(cfg.seed_count), project.store.packing_behind():
-            seed.seed(self.factory, self.clock.peek(), cfg.seed_count, create, progress)
+            when = self.clock.peek()
+            seed.seed(self.factory, when, cfg.seed_count, create, progress, split)
         self.factory.reseed(cfg.random_seed + POST_SEED)
         opened = iso(self.clock.peek())
         from idv_mock.backend.monitoring import DEFAULT_WORKLIST, DEFAULT_WORKLIST_NAME, Worklist
@@ -634,12 +637,9 @@ class Service:
                 if key not in overrides:
                     raw[key] = raw["created_at"]
         keys = duplicates.keys_of(raw)  # before masking
-        sub = derive.derive(raw, project.options, mirrored or project.project_options())
         found = project.store.dups.check(keys)
-        sub["duplicated_users"] = found.users
-        sub["duplicated_selfie_users"] = found.selfie_users
-        sub["custom_duplicated_information"] = found.custom_information
-        sub = derive.identity_ids(sub, project.project_id)
+        shared = mirrored or project.project_options()
+        sub = derive.finished(raw, project.options, shared, project.project_id, found)
         if validate:
             problems = schemas.errors("submission.json", sub)
             if problems:

@@ -162,8 +162,7 @@ class SubmissionStore:
         if sid in self.blobs:  # a second order key and stale indexes would follow
             raise ValueError(f"submission {sid} is already stored")
         blob = orjson.dumps(sub)
-        if self.packer is None and len(self.blobs) >= PACK_FROM:
-            self.packer = Packer(list(self.blobs.values())[-SAMPLES:])
+        self.start_packing()
         if self.packer is None:
             self.blobs[sid] = _compact(blob)
         elif self.pack_behind:
@@ -173,8 +172,18 @@ class SubmissionStore:
             self.behind.add(sid, blob)
         else:
             self.blobs[sid] = self.packer.pack(blob)
-        self.meta[sid] = (sub["created_at"], sub.get("userid"), sub.get("email"))
-        key = (sub["created_at"], sid)
+        self.index(sid, (sub["created_at"], sub.get("userid"), sub.get("email")), dup_keys)
+
+    def start_packing(self) -> None:
+        """Train the packer once the store holds ``PACK_FROM`` (what ``add`` does first)."""
+        if self.packer is None and len(self.blobs) >= PACK_FROM:
+            self.packer = Packer(list(self.blobs.values())[-SAMPLES:])
+
+    def index(self, sid: str, meta: Meta, dup_keys: list[Key]) -> None:
+        """Index a submission whose bytes are in ``blobs`` (``add``; a split seeding puts
+        them there when they come back built, ``seed_split.py``)."""
+        self.meta[sid] = meta
+        key = (meta[0], sid)
         if not self.order or key > self.order[-1]:
             self.order.append(key)  # the usual case: created now, so newest
         else:

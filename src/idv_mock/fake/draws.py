@@ -55,16 +55,28 @@ class PooledLocale:
 
     def __init__(self, faker: Any, rng: random.Random, size: int) -> None:
         self._faker, self._rng, self._size = faker, rng, size
+        self.filled: dict[str, list[str]] = {}  # each method's pool, in the order filled
 
     def __getattr__(self, name: str) -> Callable[[], str]:
         """Called once per method: the picker it makes is then an ordinary attribute."""
+        if name.startswith("_"):  # not a Faker method (copy, pickle and the like ask)
+            raise AttributeError(name)
         make = getattr(self._faker, name)
-        pool: list[str] = [make() for _ in range(self._size)]
+        return self.install(name, [make() for _ in range(self._size)])
+
+    def forget_faker(self) -> None:
+        """Fill no more pools (``SubmissionFactory.pools_only``)."""
+        self._faker = None
+
+    def install(self, name: str, pool: list[str]) -> Callable[[], str]:
+        """Pick ``name``'s values from ``pool`` (filled here or, for a process building a
+        seeding's submissions, by the process that drew them: ``backend/seed_split.py``)."""
         draw, size = self._rng.random, len(pool)
 
         def pick() -> str:
             return pool[int(draw() * size)]
 
+        self.filled[name] = pool
         setattr(self, name, pick)
         return pick
 

@@ -199,6 +199,30 @@ class SubmissionFactory(CheckParts):
             found = self._pools[name] = PooledLocale(self.faker[name], self.rng, size)
         return found
 
+    def filled_pools(self) -> list[tuple[str, str, list[str]]]:
+        """Every Faker pool filled so far in this ``pooled`` stretch: (locale, method,
+        values), in the order filled per locale."""
+        pools = self._pools or {}
+        return [(loc, name, pool) for loc, p in pools.items() for name, pool in p.filled.items()]
+
+    def install_pools(self, pools: list[tuple[str, str, list[str]]]) -> None:
+        """Pick from pools another factory filled (``filled_pools``), without Faker: a
+        process building a stretch of the same seeding (``backend/seed_split.py``)."""
+        assert self._pools is not None, "install_pools outside pooled()"
+        for loc, name, pool in pools:
+            found = self._pools.get(loc)
+            if found is None:
+                found = self._pools[loc] = PooledLocale(None, self.rng, self._pool_size)
+            found.install(name, pool)
+
+    def pools_only(self) -> None:
+        """From now on pick from the pools already here or installed only: a pool not
+        filled yet raises instead of filling from this factory's Faker, whose values would
+        not be the ones the seeding's own process draws (a split seeding's worker)."""
+        for found in (self._pools or {}).values():
+            found.forget_faker()
+        self._faker = _NO_FAKER
+
     def nationality(self) -> str:
         return self.rng.weighted(self._nations, self._cum_weights)
 
@@ -263,6 +287,7 @@ class SubmissionFactory(CheckParts):
         userid: str | None = None,
         invent: bool = True,
         tries: int | None = None,
+        ident: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """A complete raw submission created at ``when`` (derived fields still to apply).
 
@@ -271,10 +296,12 @@ class SubmissionFactory(CheckParts):
         ``phoneNumber``, ``ssnNumber``, ``additional_list``): the caller's overrides bring
         what was given, and nothing stands in for the rest. ``tries``: the attempts the
         applicant made (id and selfie), else a draw; none leaves no selfie either.
+        ``ident``: the identity already drawn, its draws stepped over (``fake/skim.py``).
         """
         overrides = overrides or {}
-        given_data = overrides.get("data") if isinstance(overrides.get("data"), dict) else None
-        ident = self.identity(when, given_data)
+        if ident is None:
+            given_data = overrides.get("data")
+            ident = self.identity(when, given_data if isinstance(given_data, dict) else None)
         sid = self.uuid()
         result = self.rng.weighted(FINAL, (7, 10))  # 7:3
         kyc_at = stamp(when + timedelta(milliseconds=self.rng.randint(50, 900)))  # < next tick
@@ -426,6 +453,12 @@ class SubmissionFactory(CheckParts):
         return [{"answer": "Occupation", "inputValue": job, "blockType": "text"}]
 
 
+class _NoFaker:
+    def __getitem__(self, locale: str) -> Any:
+        raise LookupError(f"no Faker here: pool {locale} was not installed")
+
+
+_NO_FAKER: Any = _NoFaker()
 _OCR_SCORE_SPAN = 1.0 - 0.7  # score(0.7, 1.0)'s factor, computed as it computes it
 _EN_US = ("en_US", 0)  # the locale of a nationality the mock has none for
 # ``data``'s identity fields, in their order (the document's type and number come later)

@@ -1,0 +1,141 @@
+"""A large seeding split over two processes (``backend/seed_split.py``) stores the very
+bytes the one-process seeding stores (issue 37: 100k submissions in seconds).
+
+Each case seeds in a fresh child process (a fork is only made where no other thread
+runs, and a test process has some), with the split lowered to start at ``PACK_FROM``
+(2,000) in stretches of 64, so a few thousand submissions take its path.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_seed_golden import GOLDEN
+
+CHILD = """
+import io, json, sys, threading
+sys.path.insert(0, {tests!r})
+from test_seed_golden import _digests, _large
+from idv_mock import Service, ServiceConfig
+from idv_mock.backend import seed_split
+from idv_mock.fake import skim
+from idv_mock.ground.progress import Progress
+
+ran = []
+run = seed_split.Split.run
+def recorded(self, *args):
+    ran.append(run(self, *args))
+    return ran[-1]
+seed_split.Split.run = recorded
+seed_split.SPLIT_FROM, seed_split.BATCH = {split_from}, 64
+mode = {mode!r}
+if mode == "threaded":
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()
+if mode == "nofork":
+    import multiprocessing.context
+    def refused(self):
+        raise OSError("Resource temporarily unavailable")
+    multiprocessing.context.ForkProcess.start = refused
+if mode == "diverged":
+    skim.AFTER_ATTEMPTS += 2  # a skim that no longer follows the build's draws
+    try:
+        _large()
+    except seed_split.Diverged as error:
+        print(json.dumps({{"diverged": str(error)}}))
+    sys.exit(0)
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+shown = Terminal()
+large = Service(ServiceConfig(seed_count=2_500), progress=Progress.on_terminal(shown))
+options = {{"option_mask_documentNumber": True, "option_mask_idNumber": True}}
+masked = Service(ServiceConfig(seed_count=2_300, random_seed=3, options=options))
+out = {{"ran": ran, "large": _digests(large), "masked": _digests(masked)}}
+print(json.dumps({{**out, "shown": shown.getvalue()}}))
+"""
+
+
+def _seed(mode: str, split_from: int = 0) -> dict[str, Any]:
+    tests = str(Path(__file__).resolve().parent)
+    code = CHILD.format(tests=tests, split_from=split_from, mode=mode)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tests
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+@pytest.fixture(scope="module")
+def split() -> dict[str, Any]:
+    return _seed("split")
+
+
+def test_the_split_seeding_stores_the_one_process_bytes(split: dict[str, Any]) -> None:
+    serial = _seed("serial", split_from=10**9)
+    assert split["ran"] == [True, True]
+    assert serial["ran"] == []
+    assert split["large"] == serial["large"]
+    assert split["masked"] == serial["masked"]  # masked numbers re-used as the serial ones
+
+
+def test_the_split_seeding_gives_the_recorded_digests(split: dict[str, Any]) -> None:
+    faker = version("faker")
+    if faker not in GOLDEN:
+        pytest.skip(f"digests recorded for Faker {', '.join(GOLDEN)}, not {faker}")
+    assert split["large"] == GOLDEN[faker]["seed0-2500"]
+
+
+def test_the_split_seeding_shows_its_progress(split: dict[str, Any]) -> None:
+    last = split["shown"].rsplit("\r\x1b[2K", 1)[-1]
+    assert last.startswith("seeding: 2,500/2,500 submissions in "), split["shown"][-300:]
+
+
+@pytest.mark.parametrize("mode", ["threaded", "nofork"])
+def test_where_it_cannot_fork_seeding_stays_in_one_process(mode: str) -> None:
+    """Another thread running (a fork would copy its held locks, not the thread), or no
+    process to be had: no split, the same bytes."""
+    found = _seed(mode)
+    assert found["ran"] == [False, False]
+    faker = version("faker")
+    if faker in GOLDEN:
+        assert found["large"] == GOLDEN[faker]["seed0-2500"]
+
+
+def test_a_skim_that_draws_differently_is_caught() -> None:
+    """Four more words skipped a submission: its build draws another id, or (were the
+    ids right) leaves the stream elsewhere; either is an error, never other bytes."""
+    found = _seed("diverged")
+    message = found["diverged"]
+    assert message.startswith("built ") or message == "the stream is not where the skim left it"
+
+
+def test_a_factory_given_the_pools_builds_what_the_filling_one_built() -> None:
+    """The worker gets the Faker pools the walk filled after the fork (none in the
+    seedings measured: all are filled in the first 2,000) and may fill none itself."""
+    from datetime import datetime, timezone
+
+    from idv_mock.fake.factory import SubmissionFactory
+
+    when = datetime(2026, 5, 4, 3, 2, 1, 123000, tzinfo=timezone.utc)
+    filler, given, bare = SubmissionFactory(5), SubmissionFactory(5), SubmissionFactory(5)
+    with filler.pooled(4_000), given.pooled(4_000), bare.pooled(4_000):
+        state = filler.rng.getstate()
+        built = filler.build(when)  # fills the pools it picks from
+        given.pools_only()
+        given.install_pools(filler.filled_pools())
+        given.rng.setstate(state)
+        assert given.build(when) == built
+        bare.pools_only()
+        with pytest.raises(LookupError, match="no Faker here"):
+            bare.build(when)
