@@ -7,17 +7,16 @@ what the server answers. Configure it as pytest-httpserver is configured: overri
 session fixture ``idv_service_config`` in a ``conftest.py``, or mark one test with
 ``@pytest.mark.idv_mock(seed_count=..., options=...)`` (as respx's marker does).
 
-Nothing heavy is imported at module level: the server, Faker, httpx and uvicorn load when
-a test first uses a fixture.
+Nothing heavy is imported at module level: the app, Faker and httpx load when a test first
+uses a fixture. The live fixtures' server is ``idv_mock.serving.thread_server``, not
+uvicorn (``idv-mock serve`` runs uvicorn).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import os
-import sys
 import threading
 import time
 import uuid
@@ -35,10 +34,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     import httpx
-    import uvicorn
 
     from idv_mock import Service, ServiceConfig
     from idv_mock.backend.parts.clocks import ProjectClock
+    from idv_mock.serving.thread_server import ThreadServer
 
 IN_PROCESS_BASE_URL = "http://idv-mock/v3"
 # marker arguments that need a service of their own (the others change the shared one)
@@ -55,7 +54,6 @@ def _option(config: pytest.Config, name: str) -> str:
     return str(config.getini(f"idv_mock_{name}"))
 
 
-LOOP = "asyncio"  # the event loop of the fixtures' servers (see serve_in_thread)
 # A first fixture's imports and start state make a few hundred thousand objects that live
 # for the session: the cycle collector walking the heap while they are made was a fifth of
 # the first use, so the fixtures build under ``idv_mock.ground.gc_pause.no_gc``.
@@ -64,129 +62,35 @@ LOOP = "asyncio"  # the event loop of the fixtures' servers (see serve_in_thread
 # --- running a server ---
 @dataclass
 class RunningServer:
-    """A uvicorn server on a daemon thread: where it listens, and how to stop it."""
+    """The fixtures' server on a daemon thread: where it listens, and how to stop it."""
 
-    server: uvicorn.Server
+    server: ThreadServer
     thread: threading.Thread
     host: str
     port: int
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        self.server.stop()
 
 
 @contextmanager
 def serve_in_thread(app: Any, host: str = "127.0.0.1", port: int = 0) -> Iterator[RunningServer]:
-    """``app`` served by uvicorn on a daemon thread; port 0 binds a free port and reads it
-    back from the socket (no bind-and-close guess that another process can race)."""
-    config_class, server_class = uvicorn_parts()
-    # quiet: a failing test's captured output should show the test, not the server;
-    # no WebSocket route: not loading a WebSocket library saves ~0.1 s of start; asyncio's
-    # loop: uvloop's import is a tenth of a first fixture's cost, and a test's few calls
-    # are not where it pays off (``idv-mock serve`` keeps uvloop); no lifespan: the mock's
-    # app has no start-up or shut-down work (as in-process, ``idv_mock.transport``); no
-    # log config: uvicorn's own is a ``dictConfig`` per server (its handlers on stderr),
-    # where its loggers' warnings now reach pytest's log capture as any library's do
-    config = config_class(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        log_config=None,
-        access_log=False,
-        ws="none",
-        loop=LOOP,
-        lifespan="off",
-    )
-    server = server_class(config)
-    ready = _told_when_started(server)
-    thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not ready.wait(0.05):
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"idv-mock server did not start on {host}:{port}")
-    if not server.started:  # its start-up failed (the port taken, say): it is ending
-        thread.join(5)
-        raise RuntimeError(f"idv-mock server did not start on {host}:{port}")
-    bound = int(server.servers[0].sockets[0].getsockname()[1])
-    running = RunningServer(server, thread, host, bound)
+    """``app`` served on a daemon thread by ``idv_mock.serving.thread_server`` (not uvicorn:
+    its import and start were a fifth of a first use, its stop a 0.1 s tick); port 0 binds
+    a free port and reads it back from the socket (no bind-and-close guess that another
+    process can race)."""
+    from idv_mock.serving.thread_server import ThreadServer
+
+    server = ThreadServer(app, host, port)
+    try:
+        bound = server.start()
+    except OSError as exc:  # the port taken, an address not this machine's
+        raise RuntimeError(f"idv-mock server did not start on {host}:{port}") from exc
+    running = RunningServer(server, server.thread, host, bound)
     try:
         yield running
     finally:
         running.stop()
-
-
-def _told_when_started(server: uvicorn.Server) -> threading.Event:
-    """An event set once ``server`` has started (or failed to): waiting on it wakes this
-    thread as the server is ready. A poll (sleep, look) woke it a millisecond late at best,
-    and up to the interpreter's switch interval (5 ms) late when it woke while the server's
-    thread held the GIL."""
-    ready = threading.Event()
-    startup = server.startup
-
-    async def startup_then_tell(sockets: Any = None) -> None:
-        try:
-            await startup(sockets)
-        finally:
-            ready.set()
-
-    server.__dict__["startup"] = startup_then_tell  # this server's only
-    return ready
-
-
-def uvicorn_parts() -> tuple[type[uvicorn.Config], type[uvicorn.Server]]:
-    """uvicorn's ``Config`` and ``Server``, without what ``uvicorn/__init__.py`` imports
-    besides them: ``uvicorn.main`` (click, the reloaders with watchfiles, multiprocessing),
-    a fifth of a first use's cost, for a command line the fixtures never run. Unless
-    uvicorn is loaded already, its package is put in ``sys.modules`` with its
-    ``__init__.py`` not yet run; the first name asked of it (``uvicorn.run``,
-    ``uvicorn.__version__``, ``from uvicorn import main``) runs it, so code that uses
-    uvicorn after a fixture finds the package as it always is. ``logging.config`` (which
-    ``uvicorn.config`` imports for a ``dictConfig`` the fixtures' servers skip: no log
-    config) is deferred the same way, with what it imports (``logging.handlers``,
-    ``configparser``, ``pickle``): a twentieth of a first use, run on its first name asked
-    (``logging.config.dictConfig``) by whatever code asks."""
-    if "logging.config" not in sys.modules:
-        _defer_package_init("logging.config", module=True)
-    deferred = "uvicorn" not in sys.modules and _defer_package_init("uvicorn")
-    from uvicorn.config import Config
-    from uvicorn.server import Server
-
-    if deferred:  # the names its __init__ gives them (``from uvicorn import Config``, as in
-        package = sys.modules["uvicorn"]  # uvicorn.lifespan.off, then asks nothing else)
-        package.__dict__.setdefault("Config", Config)
-        package.__dict__.setdefault("Server", Server)
-    return Config, Server
-
-
-def _defer_package_init(name: str, module: bool = False) -> bool:
-    """``name``'s package module, its submodules importable, its ``__init__.py`` run on the
-    first attribute it does not have (PEP 562's module ``__getattr__``), once; False for
-    anything but an ordinary package (then imported as usual). ``module``: a plain module
-    the same way (``logging.config``), set on its package as an import would set it."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        return False
-    if (spec.submodule_search_locations is None) != module:
-        return False
-    package = importlib.util.module_from_spec(spec)
-    loader = spec.loader
-    lock = threading.Lock()
-
-    def __getattr__(attribute: str) -> Any:
-        with lock:
-            if package.__dict__.pop("__getattr__", None) is not None:
-                loader.exec_module(package)
-        return getattr(package, attribute)  # AttributeError when it has no such name
-
-    package.__dict__["__getattr__"] = __getattr__
-    sys.modules[name] = package
-    parent, _, child = name.rpartition(".")
-    if parent:  # ``import logging.config`` finds it loaded and sets nothing: set here
-        setattr(sys.modules[parent], child, package)
-    return True
 
 
 def server_app(service: Service) -> Any:
@@ -589,7 +493,7 @@ def _idv_live(_idv_session_service: Service, pytestconfig: pytest.Config) -> Ite
 
 @pytest.fixture
 def idv_server(_idv_live: IdvServer, idv_service: Service) -> Iterator[IdvServer]:
-    """A real uvicorn server (one per session), serving the reset ``idv_service``; a test
+    """A real HTTP server (one per session), serving the reset ``idv_service``; a test
     whose ``idv_mock`` marker gives it a service of its own gets a server of its own."""
     if idv_service is _idv_live.service:
         yield _idv_live
