@@ -77,6 +77,7 @@ PLUGIN_USES = (
     "idv_mock.ground.schemas",  # the files the seeded start cache is keyed on
     "idv_mock.ground.gc_pause",  # no cycle collection while a first fixture builds
     "idv_mock.backend.prebuilt",  # available(): a shipped start, so no cache key to work out
+    "idv_mock.serving.thread_server",  # the live fixtures' server (uvicorn is serve's)
     "idv_mock.resilience",
     "idv_mock.resilience.profiles",
 )
