@@ -573,7 +573,7 @@ class ThreadServer:
         self.thread = threading.Thread(target=self._run, daemon=True, name="idv-mock-server")
         self._ready = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._stopping: asyncio.Event | None = None
+        self.stopping: asyncio.Event | None = None
         self.all_closed: asyncio.Event = None  # type: ignore[assignment]
 
     def start(self) -> int:
@@ -587,7 +587,7 @@ class ThreadServer:
         return self.port
 
     def stop(self) -> None:
-        loop, stopping = self._loop, self._stopping
+        loop, stopping = self._loop, self.stopping
         if loop is not None and stopping is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop ended meanwhile
                 loop.call_soon_threadsafe(stopping.set)
@@ -606,7 +606,7 @@ class ThreadServer:
             loop.close()
 
     async def _serve(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._stopping = asyncio.Event()
+        self.stopping = asyncio.Event()
         self.all_closed = asyncio.Event()
         try:
             listener = await loop.create_server(
@@ -619,7 +619,7 @@ class ThreadServer:
         self.port = int(listener.sockets[0].getsockname()[1])
         self._loop = loop
         self._ready.set()
-        await self._stopping.wait()
+        await self.stopping.wait()
         listener.close()
         for conn in list(self.connections):
             conn.shutdown()
