@@ -1,8 +1,8 @@
 """Part 3: what a test session pays besides requests: server start, default reset, project reset.
 
 Runs in a fresh child process (``python bench/lifecycle.py``) so that the first server
-start pays what it pays at the start of a pytest session (uvicorn's loop and protocol
-imports), not what is left warm by the other parts.
+start pays what it pays at the start of a pytest session (the server's loop and
+protocol imports), not what is left warm by the other parts.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,24 +38,16 @@ def _ms(samples: list[int]) -> dict[str, float]:
 
 
 def start_server_once(service: Any) -> int:
-    """Exactly what the plugin's ``_idv_live`` fixture does, until ``server.started``."""
-    import uvicorn
-
-    from idv_mock import create_app
+    """Exactly what the plugin's ``_idv_live`` fixture does, until its server listens (the
+    fixtures' own server, ``idv_mock.serving.thread_server``, since session 14; it was
+    uvicorn); the stop is not counted."""
+    from pytest_idv_mock.fixtures import serve_in_thread, server_app
 
     start = time.perf_counter_ns()
-    config = uvicorn.Config(create_app(service), host="127.0.0.1", port=0)
-    config.log_level = "warning"
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True, name="idv-mock-server")
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the server thread died")
-        time.sleep(0.01)
+    serving = serve_in_thread(server_app(service))
+    serving.__enter__()
     elapsed = time.perf_counter_ns() - start
-    server.should_exit = True
-    thread.join(10)
+    serving.__exit__(None, None, None)
     return elapsed
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -56,14 +55,21 @@ METHODS = frozenset(
     b"SUBSCRIBE UNSUBSCRIBE PATCH PURGE MKCALENDAR LINK UNLINK SOURCE QUERY".split()
 )
 VERSIONS = {b"HTTP/1.1": "1.1", b"HTTP/1.0": "1.0", b"HTTP/2.0": "2.0", b"HTTP/0.9": "0.9"}
-TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
-BAD_TARGET = re.compile(rb"[^\x21-\x7e]")
-BARE_LF = re.compile(rb"(?<!\r)\n")
-HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
-# uvicorn's checks of the app's response headers
-HEADER_RE = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
-HEADER_VALUE_RE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+# byte classes, checked with ``bytes.translate(None, allowed)`` (empty: every byte allowed),
+# which costs no regular expression's compilation at import
+_ALL = bytes(range(256))
+TOKEN = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+TARGET = bytes(range(0x21, 0x7F))  # llhttp's request target: visible ASCII
+VALUE = bytes(b for b in _ALL if b == 9 or 0x20 <= b != 0x7F)  # no control but tab
+HEXDIGITS = b"0123456789abcdefABCDEF"
+# uvicorn's checks of the app's response headers (its HEADER_RE, HEADER_VALUE_RE)
+NAME_OUT = bytes(b for b in _ALL if b > 0x1F and b != 0x7F and b not in b'()<>@,;:[]={} \t\\"')
+VALUE_OUT = VALUE
+
+
+def _only(data: bytes, allowed: bytes) -> bool:
+    return not data.translate(None, allowed)
+
 
 BAD_REQUEST_TEXT = b"Invalid HTTP request received."
 ERROR_500: list[tuple[bytes, bytes]] = [
@@ -129,7 +135,7 @@ class Head:
     )
 
     def __init__(self, data: bytes) -> None:
-        if BARE_LF.search(data):
+        if data.count(b"\n") != data.count(b"\r\n"):  # a bare LF: httptools refuses it
             raise BadRequest
         line, *lines = data.split(b"\r\n")
         method, _, rest = line.partition(b" ")
@@ -138,7 +144,7 @@ class Head:
         target, _, version = rest.lstrip(b" ").partition(b" ")
         if not version and not lines:  # HTTP/0.9: ``GET /``
             version = b"HTTP/0.9"
-        if version not in VERSIONS or not target or BAD_TARGET.search(target):
+        if version not in VERSIONS or not target or not _only(target, TARGET):
             raise BadRequest
         self.method = method.decode("ascii")
         self.http_version = VERSIONS[version]
@@ -150,7 +156,7 @@ class Head:
         upgrade = expect = False
         for header in lines:
             name, colon, value = header.partition(b":")
-            if not colon or TOKEN.fullmatch(name) is None or BAD_VALUE.search(value):
+            if not colon or not name or not _only(name, TOKEN) or not _only(value, VALUE):
                 raise BadRequest
             name = name.lower()
             value = value.lstrip(b" \t")
@@ -304,9 +310,9 @@ class Cycle:
         content = [status_line(status)]
         closing = False
         for name, value in default_headers() + list(message.get("headers", [])):
-            if HEADER_RE.search(name):
+            if not _only(name, NAME_OUT):
                 raise RuntimeError("Invalid HTTP header name.")
-            if HEADER_VALUE_RE.search(value):
+            if not _only(value, VALUE_OUT):
                 raise RuntimeError("Invalid HTTP header value.")
             name = name.lower()
             if name == b"content-length" and self.chunked is None:
@@ -418,7 +424,7 @@ class Connection(asyncio.Protocol):
                 del buffer[:2]
             end = buffer.find(b"\r\n\r\n")
             if end < 0:
-                if len(buffer) > MAX_HEAD or BARE_LF.search(buffer):
+                if len(buffer) > MAX_HEAD or buffer.count(b"\n") != buffer.count(b"\r\n"):
                     raise BadRequest
                 return
             if end > MAX_HEAD:
@@ -497,7 +503,7 @@ class Connection(asyncio.Protocol):
                     raise BadRequest
                 return False
             size = bytes(buffer[:end]).partition(b";")[0].rstrip(b" \t")
-            if HEX.fullmatch(size) is None:
+            if not 0 < len(size) <= 16 or not _only(size, HEXDIGITS):
                 raise BadRequest
             del buffer[: end + 2]
             self.remaining = int(size, 16)
