@@ -389,3 +389,40 @@ def test_a_port_in_use_is_the_same_runtime_error_as_before() -> None:
             serve_in_thread(echo, port=port),
         ):
             pass
+
+
+def test_stop_still_reads_the_body_of_a_request_in_flight() -> None:
+    """A stop that begins while a request's body is arriving waits for the rest of it and
+    answers (as uvicorn's shutdown: only the keep-alive is ended)."""
+    entered = threading.Event()
+
+    async def reads(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message["body"]
+            entered.set()
+            if not message["more_body"]:
+                break
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    serving = serve_in_thread(reads)
+    running = serving.__enter__()
+    sock = socket.create_connection(("127.0.0.1", running.port), timeout=10)
+    sock.sendall(b"POST / HTTP/1.1\r\nContent-Length: 6\r\n\r\nabc")
+    assert entered.wait(10)
+    stopper = threading.Thread(target=serving.__exit__, args=(None, None, None))
+    stopper.start()
+    while not (running.server.stopping and running.server.stopping.is_set()):
+        stopper.join(0.001)
+    sock.sendall(b"def")
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    sock.close()
+    stopper.join(10)
+    assert not running.thread.is_alive()
+    assert dated(answer).endswith(
+        b"connection: close\r\ntransfer-encoding: chunked\r\n\r\n6\r\nabcdef\r\n0\r\n\r\n"
+    )

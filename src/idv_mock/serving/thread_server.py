@@ -556,9 +556,8 @@ class Connection(asyncio.Protocol):
         cycle = self.cycle
         if cycle is None or cycle.response_complete:
             self.transport.close()
-        else:
+        else:  # its body still read; nothing after it (the close follows its response)
             cycle.keep_alive = False
-            self.done = True
 
 
 class ThreadServer:
@@ -605,11 +604,18 @@ class ThreadServer:
         task.add_done_callback(self.tasks.discard)
 
     def _run(self) -> None:
-        loop = asyncio.new_event_loop()
         try:
-            loop.run_until_complete(self._serve(loop))
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(self._serve(loop))
+            finally:
+                loop.close()
+        except BaseException as exc:
+            if not self._ready.is_set():  # :meth:`start` raises it
+                self.error = exc
+            raise
         finally:
-            loop.close()
+            self._ready.set()
 
     async def _serve(self, loop: asyncio.AbstractEventLoop) -> None:
         self.stopping = asyncio.Event()
