@@ -2,8 +2,13 @@
 ``Service()`` on a cold machine (a CI run, a fresh checkout) loads no Faker and seeds
 nothing.
 
-A start is the seeded service's state document (``export_state_json``), gzipped, in
-``starts/`` under a name that is its key: what the start depends on (the seeding part of
+A start is the seeded service's state document, gzipped, in ``starts/`` under a name that
+is its key. The document is ``export_state_json``'s with each submission on a line of its
+own and each project's ``line_index`` (the state file's layout, ``snapshots.LINE``): the
+same JSON, read (``load``) without decoding a submission, each line becoming the stored
+bytes as they are (``bulk_store.BulkStore``) and the indexes built from ``line_index`` and
+``dup_keys``. Decoding the whole document and encoding each submission again was most of a
+start. The key is what the start depends on (the seeding part of
 the configuration) and the code that decides its bytes (``seeding_files``: the seeding
 modules and every module of the package they import, the schemas seeding reads, the
 installed Faker's ``__init__.py``, which carries Faker's version). Any change of those
@@ -269,16 +274,48 @@ def available(config: ServiceConfig) -> bool:
 
 
 def load(config: ServiceConfig) -> dict[str, Any] | None:
-    """The prebuilt start of ``config`` as a state document, or None (seed as usual)."""
+    """The prebuilt start of ``config`` as a state document whose projects' submissions
+    are each a ``BulkStore`` of their lines (``import_project`` takes it), or None (seed as
+    usual)."""
     if not _state["enabled"]:
         return None
     path = path_for(config)
     if path is None or not path.is_file():
         return None
     try:
-        return orjson.loads(gzip.decompress(path.read_bytes()))  # type: ignore[no-any-return]
-    except (OSError, EOFError, orjson.JSONDecodeError):  # damaged: seed as usual
+        return document(gzip.decompress(path.read_bytes()))
+    except (OSError, EOFError, ValueError, LookupError, TypeError):  # damaged: seed as usual
         return None
+
+
+def document(raw: bytes) -> dict[str, Any]:
+    """The state document of a start's bytes (``build``'s layout), each project's
+    submissions a ``BulkStore`` of their lines; raises ValueError when it is not so laid
+    out. Lines alternate with the document around them: a submission, then ``,`` or the
+    rest of the document up to the next project's first; each submission is put back as a
+    ``0`` to decode the document without them (the placeholders give each project's
+    count)."""
+    from idv_mock.backend.bulk_store import BulkStore
+    from idv_mock.backend.snapshots import LINE
+
+    parts = raw.split(LINE)
+    lines = parts[1::2]
+    doc = orjson.loads(b"0".join(parts[0::2]))
+    if not isinstance(doc, dict) or not isinstance(doc.get("projects"), list):
+        raise ValueError("not a state document")
+    taken = 0
+    for project in doc["projects"]:
+        held = project["submissions"]
+        if not isinstance(held, list) or any(type(p) is not int or p != 0 for p in held):
+            raise ValueError("a submission off its line")
+        store = BulkStore()
+        for line in lines[taken : taken + len(held)]:
+            store.add(line)
+        taken += len(held)
+        project["submissions"] = store
+    if taken != len(lines):
+        raise ValueError("a submission off its line")
+    return doc
 
 
 @contextlib.contextmanager
@@ -294,13 +331,22 @@ def disabled() -> Iterator[None]:
 
 def build(config: ServiceConfig) -> bytes:
     """The seeded start of ``config``, gzipped as it is shipped (no timestamp: the same
-    bytes every time)."""
+    bytes every time): ``export_state_json``'s document, each submission on its line, each
+    project with its ``line_index`` (what ``document`` reads)."""
     from idv_mock.backend.service import Service
+    from idv_mock.backend.snapshots import export_project
 
     with disabled():
         service = Service(config)
     try:
-        return gzip.compress(service.export_state_json(), compresslevel=9, mtime=0)
+        doc = {
+            "version": 1,
+            "clock": service.clock.export(),
+            "projects": [
+                export_project(p, lines=True, index=True) for p in service.projects.values()
+            ],
+        }
+        return gzip.compress(orjson.dumps(doc), compresslevel=9, mtime=0)
     finally:
         service.close()
 

@@ -229,11 +229,14 @@ class Service:
         if start is None:
             with no_gc():
                 self._seed(progress)
+            self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         else:
             self._restore(start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
+            # the restored projects are the start already (the live ones are their copies),
+            # as ``import_state(as_start=True)`` keeps them: no third copy
+            self._start = dict(self._project_starts)
         self._start_clock = self.clock.export()
-        self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
 
     # --- the parts built on first use ---

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container
-from dataclasses import dataclass
 from datetime import date
 
 import orjson
@@ -38,14 +37,41 @@ _TIMESTAMP = re.compile(schemas.definition("timestamp")["pattern"])
 _DATE = re.compile(schemas.definition("date")["pattern"])
 
 
-@dataclass(frozen=True, slots=True)
 class Query:
-    selection: Selection
-    reduced: bool
-    request_type: str | None
-    # the id when the query names nothing else (no filter, date, paging or request type):
-    # the polled call, answered from ``_ONE`` while its stored bytes stay the same
-    only_id: str | None = None
+    """A parsed query. Equal, hashed and shown by value, read-only by convention: written
+    out rather than a frozen dataclass, whose generated methods were compiled at import
+    (every first use)."""
+
+    __slots__ = ("only_id", "reduced", "request_type", "selection")
+
+    def __init__(
+        self,
+        selection: Selection,
+        reduced: bool,
+        request_type: str | None,
+        only_id: str | None = None,
+    ) -> None:
+        self.selection, self.reduced, self.request_type = selection, reduced, request_type
+        # the id when the query names nothing else (no filter, date, paging or request
+        # type): the polled call, answered from ``_ONE`` while its stored bytes stay the same
+        self.only_id = only_id
+
+    def _values(self) -> tuple[Selection, bool, str | None, str | None]:
+        return (self.selection, self.reduced, self.request_type, self.only_id)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Query):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return (
+            f"Query(selection={self.selection!r}, reduced={self.reduced!r}, "
+            f"request_type={self.request_type!r}, only_id={self.only_id!r})"
+        )
 
 
 def plain_page(service: Service, project: Project, found: dict[str, list[str]]) -> bytes:
