@@ -76,7 +76,8 @@ class Findings:
             return NotImplemented
         return self._values() == other._values()
 
-    __hash__ = None  # type: ignore[assignment]  # holds lists, as the dataclass's did
+    def __hash__(self) -> int:  # as the frozen dataclass's: a TypeError (it holds lists)
+        return hash(self._values())
 
     def __repr__(self) -> str:
         return (
