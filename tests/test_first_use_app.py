@@ -217,3 +217,35 @@ def test_a_service_config_is_still_a_dataclass() -> None:
     assert (changed.seed_count, changed.random_seed) == (3, 9)
     assert ServiceConfig().options == {} and ServiceConfig().options is not ServiceConfig().options
     assert dataclasses.asdict(config)["admins"] == ("admin@example.com",)
+
+
+def test_a_literal_operation_path_is_its_own_template_without_the_patterns() -> None:
+    """Coverage counting finds a path without parameters by itself (a first GET compiles
+    no pattern); the pattern scan gives the same answer for every such path, and the
+    paths with parameters still go through it."""
+    from idv_mock.backend import coverage_counts
+    from idv_mock.ground import operations
+
+    paths = {op.path for op in operations.operations()}
+    literal = {p for p in paths if "{" not in p}
+    assert literal and coverage_counts._literal_paths() == literal
+    for path in literal:
+        assert coverage_counts._scan(path) == path == coverage_counts.template(path)
+    assert coverage_counts.template("/v3/projection/abc") == "/v3/projection/{projectionId}"
+    assert coverage_counts.template("/v3/nowhere") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"start_date": "2024-13-01"}, "invalid format: start_date"),
+        ({"end_date": "2024-1-01"}, "invalid format: end_date"),
+        ({"nextpage_id": "x", "nextpage_date": "2024-01-01"}, "invalid format: nextpage_date"),
+    ],
+)
+def test_date_formats_checked_when_first_given(query: dict[str, str], message: str) -> None:
+    """The formats compiled on a query's first date or page key refuse as they did."""
+    with _client(create_app(Service(ServiceConfig(seed_count=2)))) as client:
+        answer = client.get("/v3/submission", params=query)
+    assert answer.status_code == 400
+    assert answer.json() == {"errorCode": "invalid_format", "message": message}

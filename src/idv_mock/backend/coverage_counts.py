@@ -150,13 +150,26 @@ def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(re.sub(r"\{[^}]+\}", "[^/]+", p) + "$"), p) for p in sorted(paths))
 
 
+@functools.cache
+def _literal_paths() -> frozenset[str]:
+    """The operation paths without a parameter: each is its own template (what ``_scan``
+    finds for it too: a parameter's ``[^/]+`` sorts after every letter, so no pattern of a
+    parameter comes before the literal path it could match), found without compiling the
+    patterns: the first call counted, a first test's GET, needs none of them."""
+    return frozenset(op.path for op in operations.operations() if "{" not in op.path)
+
+
+def _scan(path: str) -> str | None:
+    return next((p for rx, p in _patterns() if rx.match(path)), None)
+
+
 def template(path: str) -> str | None:
     """The operation path a concrete path belongs to (None: no operation's)."""
     try:
         return _TEMPLATES[path]
     except KeyError:
         pass
-    found = next((p for rx, p in _patterns() if rx.match(path)), None)
+    found = path if path in _literal_paths() else _scan(path)
     if len(_TEMPLATES) >= _TEMPLATE_LIMIT:
         _TEMPLATES.clear()
     _TEMPLATES[path] = found
