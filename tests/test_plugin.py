@@ -257,9 +257,12 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
     no webhook, seeds nothing, limits no rate, opens no form), the submission factory and
     the stored images (it creates none), the state file's save health (it writes
     nothing), the webhook dispatcher (it sends none), a project's AML state, worklists and
-    token pool (it reads none), and uvicorn and httptools altogether (the fixtures' server
-    is ``idv_mock.serving.thread_server``), with what uvicorn's config imported:
-    ``logging.config`` (its handlers, ``configparser``)."""
+    token pool (it reads none), Starlette and what the app builds behind the fast lane
+    (its routes, the control API, the write guard, the pages' mount, the fault
+    responses: the lane answers), the event codes, the delivery and token parts and the
+    crypto (no webhook, no secure project), and uvicorn and httptools altogether (the
+    fixtures' server is ``idv_mock.serving.thread_server``), with what uvicorn's config
+    imported: ``logging.config`` (its handlers, ``configparser``)."""
     from idv_mock import ServiceConfig
     from idv_mock.backend import prebuilt
 
@@ -286,7 +289,11 @@ def test_a_first_idv_server_use_loads_only_what_it_needs(pytester: pytest.Pytest
                  "idv_mock.backend.liveform_flow", "idv_mock.fake", "idv_mock.backend.images",
                  "idv_mock.backend.save_health", "idv_mock.delivery.webhooks",
                  "idv_mock.backend.aml", "idv_mock.backend.monitoring",
-                 "idv_mock.backend.token_pool", "logging.handlers")
+                 "idv_mock.backend.token_pool", "logging.handlers",
+                 "starlette", "idv_mock.api.admin", "idv_mock.api.lazy_route",
+                 "idv_mock.serving.guard", "idv_mock.web", "idv_mock.api.faults",
+                 "idv_mock.backend.event_codes", "idv_mock.backend.parts.delivery",
+                 "idv_mock.backend.parts.tokens", "idv_mock.ground.crypto")
 
         def test_first(idv_server):
             r = httpx.get(idv_server.base_url + "/submission", params={"count": 1},

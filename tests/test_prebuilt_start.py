@@ -8,12 +8,16 @@ reduced and typed reads, the state export, and what is created and reset afterwa
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 
 from conftest import HEADERS, LiveServer, walk_pages
@@ -42,6 +46,69 @@ def test_the_shipped_default_start_is_made_by_the_code_as_it_is() -> None:
         "the prebuilt start is stale (seeding code, schemas or Faker changed): run `make starts`"
     )
     assert path.read_bytes() == prebuilt.build(ServiceConfig())
+
+
+# sha256 of the default seeded state document (``export_state_json``) with the Faker the
+# start is built with: what the shipped start has always decompressed to (issue 37)
+SEEDED_DEFAULT_SHA256 = "9dd19ac1492e085a93194b6338edf8f53d62cd91c804a2221b94a4e4865b7ac9"
+
+
+def test_the_shipped_start_is_the_seeded_state_document_on_lines() -> None:
+    """The shipped file holds the seeded document as ``export_state_json`` writes it, each
+    submission on a line of its own with the project's ``line_index``: decoded whole, less
+    that index, it is the seeded document; each line is the stored submission's bytes; and
+    the service made from it exports the seeded document byte for byte."""
+    _needs_the_faker_it_was_built_with()
+    path = prebuilt.path_for(ServiceConfig())
+    assert path is not None
+    raw = gzip.decompress(path.read_bytes())
+    with prebuilt.disabled():
+        seeded = Service(ServiceConfig())
+    made = Service(ServiceConfig())
+    try:
+        assert made.started_prebuilt and not seeded.started_prebuilt
+        exported = seeded.export_state_json()
+        assert hashlib.sha256(exported).hexdigest() == SEEDED_DEFAULT_SHA256
+        assert made.export_state_json() == exported
+        doc = orjson.loads(raw)
+        [project] = doc["projects"]
+        store = seeded.project("default").store
+        assert project.pop("line_index") == [[sid, *store.meta[sid]] for sid in store.blobs]
+        assert doc == orjson.loads(exported)
+        assert raw.split(b"\n")[1::2] == list(store.blobs.values())
+        assert list(made.project("default").store.blobs.values()) == list(store.blobs.values())
+    finally:
+        made.close()
+        seeded.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[: len(raw) // 2],  # cut short
+        lambda raw: raw.replace(b"\n", b"", 1),  # a submission off its line
+        lambda raw: raw.replace(b"\n,\n", b"\n,0,\n", 1),  # one more than its lines
+        lambda raw: b"[]",  # not a state document
+    ],
+)
+def test_a_damaged_start_is_seeded_instead(
+    damage: Callable[[bytes], bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shipped start that does not read as ``build`` lays it out is not used: the
+    service seeds, and reads as a seeded one."""
+    _needs_the_faker_it_was_built_with()
+    path = prebuilt.path_for(ServiceConfig())
+    assert path is not None
+    broken = tmp_path / path.name
+    broken.write_bytes(gzip.compress(damage(gzip.decompress(path.read_bytes()))))
+    monkeypatch.setattr(prebuilt, "STARTS", tmp_path)
+    assert prebuilt.load(ServiceConfig()) is None
+    service = Service(ServiceConfig())
+    try:
+        assert not service.started_prebuilt
+        assert hashlib.sha256(service.export_state_json()).hexdigest() == SEEDED_DEFAULT_SHA256
+    finally:
+        service.close()
 
 
 def test_a_first_service_loads_no_faker_and_seeds_nothing() -> None:

@@ -98,7 +98,7 @@ def server_app(service: Service) -> Any:
     from idv_mock import create_app
 
     app = create_app(service)
-    app.state.scenarios = LazyScenarios()
+    app.shared["scenarios"] = LazyScenarios()  # app.state's dict: no State made for it
     return app
 
 

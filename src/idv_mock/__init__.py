@@ -31,7 +31,8 @@ _HOMES = {
 
 
 def create_app(service: Service | None = None, **options: Any) -> Any:
-    """The ASGI app (Starlette) serving ``service`` (a fresh default one if not given);
+    """The ASGI app serving ``service`` (a fresh default one if not given): the fast lane
+    in front of a Starlette app built on the first call the lane does not take;
     ``options`` are those of :func:`idv_mock.api.app.create_app` (``hints``,
     ``cors_origins``, ``exposed``, ``admin_token``, ``admin_open``)."""
     from idv_mock.api.app import create_app as _create

@@ -1,4 +1,9 @@
-"""The Starlette application: the route table, method dispatch, and the error handlers."""
+"""The application: the route table, method dispatch, and the error handlers.
+
+``create_app`` makes a ``MockApp`` (``fastlane.py``): the fast lane in front, and the
+Starlette app of these routes behind it, built (Starlette, the routes, the pages' mount)
+on the first call the lane does not take (``_starlette_app``). Nothing here imports
+Starlette until then: a first test that only reads ``GET /v3/submission`` never does."""
 
 from __future__ import annotations
 
@@ -8,18 +13,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
-
-from idv_mock import web
-from idv_mock.api import admin, exposure
+from idv_mock.api import exposure
 from idv_mock.api.exposure import Exposure
 from idv_mock.api.fastlane import MockApp
-from idv_mock.api.faults import quiet_connection_resets
-from idv_mock.api.lazy_route import LazyRoute
 from idv_mock.api.limits import limit_passed, too_large
 from idv_mock.api.preconditions import run_steps
 from idv_mock.backend import BackendError, Service
@@ -27,13 +23,17 @@ from idv_mock.ground import operations
 from idv_mock.ground.errors import GENERIC, ApiError, Family
 from idv_mock.serving import journaling
 from idv_mock.serving.control import shaped_for
-from idv_mock.serving.guard import WriteGuard
 from idv_mock.serving.http import error_response, json_response
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import BaseRoute
+
     from idv_mock.api.hints import Found
 
-Handler = Callable[[Request], Awaitable[Response]]
+Handler = Callable[["Request"], Awaitable["Response"]]
 Refusal = Callable[[], ApiError]
 # TRACE too, so that every 405 is the path's own, with its Allow header (RFC 9110)
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
@@ -134,6 +134,8 @@ def api_endpoint(calls: Calls, refusal: Refusal) -> Handler:
 
 def admin_endpoint(handlers: dict[str, Handler]) -> Handler:
     """A control-API path: its methods, and the one place a backend refusal becomes 4xx."""
+    from idv_mock.api import admin  # with the routes (``_shared_routes``), not the app
+
     allow = ", ".join(handlers)
 
     async def endpoint(request: Request) -> Response:
@@ -169,6 +171,8 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
+    from starlette.exceptions import HTTPException
+
     assert isinstance(exc, HTTPException)
     code = "not_found" if exc.status_code == 404 else "method_not_allowed"
     error = GENERIC.error(code)
@@ -188,11 +192,17 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 
 
 @functools.cache
-def _shared_routes() -> tuple[Route, ...]:
+def _shared_routes() -> tuple[BaseRoute, ...]:
     """The API, control-API and OpenAPI routes, built once a process and shared by every
     app: nothing in them is an app's own (each endpoint and ``WriteGuard`` find the service
     in the request's app). A mock started per test (``idv_mocked``, ``idv_client``) built
     these 44 routes each time: most of its start. The pages' mount stays each app's own."""
+    from starlette.middleware import Middleware
+
+    from idv_mock.api import admin
+    from idv_mock.api.lazy_route import LazyRoute
+    from idv_mock.serving.guard import WriteGuard
+
     guard = [Middleware(WriteGuard)]  # 503 on writes while the state file cannot be saved
     api = [  # each built when the router first walks it (lazy_route.py: the lane never does)
         LazyRoute(p, api_endpoint(c, r), methods=ALL_METHODS, middleware=guard)
@@ -219,14 +229,48 @@ def create_app(
 ) -> MockApp:
     """The mock as an ASGI app; ``service`` holds its state (a fresh one if not given).
 
-    A ``MockApp``: Starlette with the fast lane for ``GET /v3/submission`` in front.
+    A ``MockApp``: the fast lane for ``GET /v3/submission`` in front of Starlette (built
+    on the first call the lane does not take: ``fastlane.py``).
     ``exposed`` (the server listens beyond loopback) puts ``/__admin`` behind
     ``admin_token`` unless ``admin_open`` (``exposure.py``). ``hints``: near-miss hints
     (``hints.py``); ``cors_origins``: the origins browsers may call from (``cors.py``).
     ``bound_host`` (the address served on; None in-process) and ``allowed_hosts``: the
     names ``/__admin`` answers to besides localhost and loopback addresses (``exposure.py``).
     """
-    app = MockApp(
+    app = MockApp(_starlette_app)
+    state = app.shared  # app.state's own dict
+    state["service"] = service = service or Service()
+    service.calls.reader = journaling.readable
+    state["api_families"] = API_FAMILIES
+    state["fast_lane"] = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
+    state["exposure"] = Exposure(
+        exposed,
+        admin_token,
+        admin_open,
+        exposure.allowed_hosts(bound_host, tuple(allowed_hosts)),
+        frozenset(o for o in cors_origins if o != "*"),
+        exposure.machine_names(bound_host) if bound_host and exposed else frozenset(),
+    )
+    state["hints"] = hints
+    state["cors"] = None
+    if cors_origins:  # cors.py (and the hints it reads methods from) only when asked for
+        from idv_mock.api.cors import Cors
+
+        state["cors"] = Cors(cors_origins)
+    return app
+
+
+def _starlette_app() -> Starlette:
+    """The Starlette app behind an app's lane (``MockApp.starlette`` calls this once, on
+    the first call the lane does not take): the shared routes, the pages' mount (each
+    app's own), the error handlers."""
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+
+    from idv_mock import web
+    from idv_mock.api.faults import quiet_connection_resets
+
+    app = Starlette(
         routes=[*_shared_routes(), web.lazy_mount()],  # pages load on first use
         exception_handlers={
             ApiError: _api_error,
@@ -235,23 +279,5 @@ def create_app(
         },
     )
     app.router.redirect_slashes = False  # the service does not redirect; neither does the mock
-    app.state.service = service = service or Service()
-    service.calls.reader = journaling.readable
-    app.state.api_families = API_FAMILIES
-    app.state.fast_lane = True  # GET /v3/submission in plain ASGI (api/fastlane.py)
-    app.state.exposure = Exposure(
-        exposed,
-        admin_token,
-        admin_open,
-        exposure.allowed_hosts(bound_host, tuple(allowed_hosts)),
-        frozenset(o for o in cors_origins if o != "*"),
-        exposure.machine_names(bound_host) if bound_host and exposed else frozenset(),
-    )
     quiet_connection_resets()  # a connection_reset fault is one log line, not a crash's
-    app.state.hints = hints
-    app.state.cors = None
-    if cors_origins:  # cors.py (and the hints it reads methods from) only when asked for
-        from idv_mock.api.cors import Cors
-
-        app.state.cors = Cors(cors_origins)
     return app

@@ -38,12 +38,14 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-from starlette.types import Scope
 
 from idv_mock.ground import addresses
 from idv_mock.serving.control import CONTROL_PREFIX, TOKEN_COOKIE
+
+if TYPE_CHECKING:
+    from starlette.types import Scope
 
 TOKEN_HEADER = b"x-idv-mock-admin-token"
 EXEMPT = ("/__admin/ui/login", "/__admin/ui/static/")

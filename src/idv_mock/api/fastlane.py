@@ -17,15 +17,23 @@ per call), and a query string's parsed form is kept (``_Queries``): parsing depe
 nothing but the string for a plain project.
 
 ``app.state.fast_lane = False`` turns it off (to compare, or to rule it out when debugging).
+
+Behind the lane, the Starlette app (its routes, middleware and exception handlers) is
+built on the first call the lane does not take, once, under a lock (``MockApp.starlette``):
+Starlette's requests, routing and responses were half of making an app, and a first test
+that only reads ``GET /v3/submission`` never needs them. Whatever a Starlette app offers
+(``app.routes``, ``app.router``, ``app.add_middleware``, ``app.user_middleware``,
+``app.exception_handlers``, ...) is that app's, built when first asked; ``app.state`` is
+the mock's own, and the request's app (``request.app``, ``scope["app"]``) is the
+``MockApp``, as when it was a Starlette subclass.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any
-
-from starlette.applications import Starlette
-from starlette.types import Receive, Scope, Send
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from idv_mock.api.get_submission import takes_plain_page
 from idv_mock.api.limits import MAX_HEADER_BYTES, guarded
@@ -36,19 +44,72 @@ from idv_mock.serving.http import JSON, PROJECT_SCOPE_KEY, client_gone, grouped,
 from idv_mock.serving.journaling import record_call
 from idv_mock.serving.submission_page import Query, page_json, plain_query
 
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.datastructures import State
+    from starlette.types import Receive, Scope, Send
+
 LANE_PATH = operations.path("getSubmission")
 _JSON_TYPE = JSON.encode("latin-1")
 _CONTENT_TYPE = (b"content-type", _JSON_TYPE)
 
 
-class MockApp(Starlette):
-    """Starlette with the lane in front of its middleware and routes."""
+# what a Starlette app holds, set on the one behind the lane (``app.debug = True``)
+STARLETTE_ATTRIBUTES = frozenset(
+    {"debug", "router", "exception_handlers", "user_middleware", "middleware_stack"}
+)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+
+class MockApp:
+    """The lane in front of a Starlette app (its middleware and routes), which ``build``
+    makes on the first call the lane does not take or the first Starlette name asked."""
+
+    def __init__(self, build: Callable[[], Starlette]) -> None:
         # app.state's attributes live in this dict, read per call with no __getattr__
         self.shared: dict[str, Any] = {}
-        self.state = compat.state_over(self.shared)
+        self._build = build
+        self._app: Starlette | None = None
+        self._building = threading.Lock()  # two threads' first calls build one app
+
+    @property
+    def state(self) -> State:
+        """Starlette's ``State`` over ``shared`` (``compat.state_over``), made when first
+        asked (``starlette.datastructures`` brings ``anyio`` and ``http.client``: the lane
+        and ``create_app`` write ``shared`` itself)."""
+        found: State | None = self.__dict__.get("_state")
+        if found is None:  # two threads at once: both wrap ``shared``, the first one is kept
+            found = self.__dict__.setdefault("_state", compat.state_over(self.shared))
+        return found
+
+    @state.setter
+    def state(self, value: State) -> None:
+        self.__dict__["_state"] = value
+
+    @property
+    def starlette(self) -> Starlette:
+        """The Starlette app behind the lane, built now if it is not yet."""
+        app = self._app
+        if app is None:
+            with self._building:
+                app = self._app
+                if app is None:
+                    app = self._build()
+                    app.state = self.state  # one state: the app's and this one's
+                    self._app = app
+        return app
+
+    def __getattr__(self, name: str) -> Any:
+        """Only for a name this class does not have: the Starlette app's (``routes``,
+        ``add_middleware``, ``url_path_for``, ...), the app built if need be."""
+        if name.startswith("_"):
+            raise AttributeError(f"'MockApp' object has no attribute {name!r}")
+        return getattr(self.starlette, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in STARLETTE_ATTRIBUTES:
+            setattr(self.starlette, name, value)
+        else:
+            object.__setattr__(self, name, value)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = self.shared  # app.state's own dict (compat.state_over): no __getattr__ per read
@@ -64,11 +125,11 @@ class MockApp(Starlette):
                 and scope["method"] == "GET"
                 and state.get("fast_lane")
                 and not scope.get("root_path")
-                and not self.user_middleware
+                and (self._app is None or not self._app.user_middleware)
             ):
                 body = answer(state["service"], scope)
             if body is None:  # size limits and the exposure rule first (limits, exposure)
-                await guarded(super().__call__, scope, receive, send, state["exposure"])
+                await guarded(self._behind, scope, receive, send, state["exposure"])
                 return
             # the two sends here, not in a coroutine, and _start written out: calls less a call
             # (a new message each call: a middleware around the app may add headers to it)
@@ -90,22 +151,35 @@ class MockApp(Starlette):
             and scope["method"] == "GET"
             and state.get("fast_lane")
             and not scope.get("root_path")
-            and not self.user_middleware
+            and (self._app is None or not self._app.user_middleware)
         ):
             return answer(state["service"], scope)
         return None
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await guarded(self._dispatch, scope, receive, send, self.state.exposure)
+        await guarded(self._dispatch, scope, receive, send, self.shared["exposure"])
 
     async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Behind CORS: the lane, else Starlette."""
         body = self._lane(self.shared, scope)
         if body is None:
-            await super().__call__(scope, receive, send)
+            await self._behind(scope, receive, send)
             return
         await send(_start(body))
         await send({"type": "http.response.body", "body": body})
+
+    async def _behind(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """What ``Starlette.__call__`` does, with this app as the request's app: its
+        middleware stack (built once, on the first call) around its router."""
+        scope["app"] = self
+        app = self._app or self.starlette
+        stack = app.middleware_stack
+        if stack is None:
+            with self._building:
+                stack = app.middleware_stack
+                if stack is None:
+                    stack = app.middleware_stack = app.build_middleware_stack()
+        await stack(scope, receive, send)
 
 
 def _start(body: bytes) -> dict[str, Any]:

@@ -3,14 +3,17 @@ page itself in ``serving/submission_page.py`` (shared with the dashboard's list)
 
 from __future__ import annotations
 
-from starlette.requests import Request
-from starlette.responses import Response
+from typing import TYPE_CHECKING
 
 from idv_mock.backend import Project
 from idv_mock.ground.errors import GET_SUBMISSION as ERR
 from idv_mock.serving import secure
 from idv_mock.serving.http import JSON, json_response, project_of, query_lists, service_of
 from idv_mock.serving.submission_page import PARAMS, page_json, parse, plain_page, single_values
+
+if TYPE_CHECKING:  # the fast lane reads ``takes_plain_page`` without Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
 
 ENCRYPTABLE = ("email", "start_date", "end_date", "submission_id")
 _SECURE_NAMES = frozenset({*PARAMS, "data"})
@@ -22,6 +25,8 @@ async def get_submission(request: Request) -> Response:
         raise ERR.error("invalid_project")
     found = query_lists(request)
     if takes_plain_page(project):
+        from starlette.responses import Response  # loaded with the route: a dict look-up
+
         return Response(plain_page(service_of(request), project, found), media_type=JSON)
     query = parse(_decrypted_params(single_values(found, _SECURE_NAMES), project))
     # the plaintext is the page's JSON as a plain project gets it (crypto takes the bytes)

@@ -15,14 +15,15 @@ so the refusal is journaled like any other.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-from starlette.types import Message, Receive, Scope, Send
+from typing import TYPE_CHECKING, Any
 
 from idv_mock.api.exposure import Exposure, is_page
 from idv_mock.ground.errors import GENERIC
 from idv_mock.serving.control import CONTROL_PREFIX, shaped_for
 from idv_mock.serving.http import says_body, send_json
+
+if TYPE_CHECKING:
+    from starlette.types import Message, Receive, Scope, Send
 
 MAX_BODY = 1024 * 1024
 MAX_STATE_BODY = 512 * 1024 * 1024  # PUT /__admin/state: a whole state, 100k submissions
@@ -30,7 +31,7 @@ STATE_PATH = CONTROL_PREFIX + "/state"
 MAX_HEADER_BYTES = 16 * 1024
 TOO_LARGE = "idv_mock.body_too_large"  # scope key: the limit the body went past
 
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
+App = Callable[["Scope", "Receive", "Send"], Awaitable[None]]
 
 
 def body_limit(path: str) -> int:

@@ -20,7 +20,6 @@ from idv_mock.backend.exceptions import NotFound
 from idv_mock.backend.form_state import FormState
 from idv_mock.backend.projects import Project
 from idv_mock.delivery.levers import PROMPT
-from idv_mock.ground import crypto
 from idv_mock.ground.clock import Clock
 
 if TYPE_CHECKING:
@@ -75,6 +74,8 @@ class Core:
                 continue
             body = event.payload
             if project.secure:
+                from idv_mock.ground import crypto  # a secure project's first webhook
+
                 body = {
                     "data": crypto.encrypt(body, project.api_key, derivation),
                     "isEncrypted": True,

@@ -24,7 +24,6 @@ from typing import Any
 
 import orjson
 
-from idv_mock.backend.event_codes import EVENT_NAMES
 from idv_mock.backend.form_state import STEPS
 from idv_mock.ground import errors, operations, schemas
 
@@ -37,7 +36,15 @@ NO_PROJECT = ""  # where a page of an unknown project is counted (the form's bad
 LEVERS_NOT_FAULTS = frozenset({"events"})  # a filter on the levers, not a misbehaviour
 STEP_PAGE = "/liveform/s/{session}/"
 ERROR_PAGE = "/error-page/"
-_TRIGGERS = {event: trigger for trigger, event in EVENT_NAMES.items()}
+
+
+@functools.cache
+def _triggers() -> dict[str, str]:
+    """A webhook's trigger by its event name (``event_codes`` loaded with the first one
+    seen or the first report: an API call never asks)."""
+    from idv_mock.backend.event_codes import EVENT_NAMES
+
+    return {event: trigger for trigger, event in EVENT_NAMES.items()}
 
 
 class Item:
@@ -102,6 +109,8 @@ def _levers() -> list[str]:
 def catalogue(time_rules: Iterable[str]) -> tuple[Item, ...]:
     """Every item, in report order: responses by operation, webhooks, time rules, delivery
     levers, pages. ``time_rules``: the kinds registered with the clocks (``clocks.rules``)."""
+    from idv_mock.backend.event_codes import EVENT_NAMES  # with the report (see _triggers)
+
     items = list(_response_items())
     for trigger in EVENT_NAMES:
         how = f"idv-mock trigger {trigger}"
@@ -141,13 +150,26 @@ def _patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(re.sub(r"\{[^}]+\}", "[^/]+", p) + "$"), p) for p in sorted(paths))
 
 
+@functools.cache
+def _literal_paths() -> frozenset[str]:
+    """The operation paths without a parameter: each is its own template (what ``_scan``
+    finds for it too: a parameter's ``[^/]+`` sorts after every letter, so no pattern of a
+    parameter comes before the literal path it could match), found without compiling the
+    patterns: the first call counted, a first test's GET, needs none of them."""
+    return frozenset(op.path for op in operations.operations() if "{" not in op.path)
+
+
+def _scan(path: str) -> str | None:
+    return next((p for rx, p in _patterns() if rx.match(path)), None)
+
+
 def template(path: str) -> str | None:
     """The operation path a concrete path belongs to (None: no operation's)."""
     try:
         return _TEMPLATES[path]
     except KeyError:
         pass
-    found = next((p for rx, p in _patterns() if rx.match(path)), None)
+    found = path if path in _literal_paths() else _scan(path)
     if len(_TEMPLATES) >= _TEMPLATE_LIMIT:
         _TEMPLATES.clear()
     _TEMPLATES[path] = found
@@ -229,7 +251,7 @@ class CoverageCounts:
     def webhook_seen(self, project_id: str, event: str, receiver: str, first: bool) -> None:
         """An attempt to deliver ``event`` (the X-Idv-Event name) and the receiver's class;
         the webhook counts once, at its first attempt."""
-        trigger = _TRIGGERS.get(event, event)
+        trigger = _triggers().get(event, event)
         item_id = f"webhook {trigger}"
         with self.lock:
             counts = self.counts(project_id)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 IDENTITY = "identity"  # full_name + date_of_birth + nationality
@@ -58,22 +57,54 @@ def keys_of(sub: dict[str, Any]) -> list[Key]:
     return keys
 
 
-@dataclass(frozen=True, slots=True)
 class Findings:
-    users: list[str]
-    selfie_users: list[str]
-    custom_information: str
+    """What a new submission duplicates. Equal and shown by value, read-only by
+    convention: written out rather than a frozen dataclass, whose generated methods were
+    compiled at import, on every first use."""
+
+    __slots__ = ("custom_information", "selfie_users", "users")
+
+    def __init__(self, users: list[str], selfie_users: list[str], custom_information: str):
+        self.users, self.selfie_users = users, selfie_users
+        self.custom_information = custom_information
+
+    def _values(self) -> tuple[list[str], list[str], str]:
+        return (self.users, self.selfie_users, self.custom_information)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Findings):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:  # as the frozen dataclass's: a TypeError (it holds lists)
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return (
+            f"Findings(users={self.users!r}, selfie_users={self.selfie_users!r}, "
+            f"custom_information={self.custom_information!r})"
+        )
 
 
-@dataclass(slots=True)
 class DuplicateIndex:
     """Every value held is immutable (tuples, frozensets), so a copy is a few shallow dict
-    copies: a project's start snapshot and its resets cost little at 100k submissions."""
+    copies: a project's start snapshot and its resets cost little at 100k submissions. A
+    plain class, not a dataclass (its methods were compiled at import, on every first
+    use): indexes are never compared or printed whole."""
 
-    entries: dict[Key, tuple[str, ...]] = field(default_factory=dict)
-    indexed: dict[str, list[Key]] = field(default_factory=dict)
-    excluded: dict[str, frozenset[str]] = field(default_factory=dict)
-    seq: dict[str, int] = field(default_factory=dict)  # creation order, for stable lists
+    __slots__ = ("entries", "excluded", "indexed", "seq")
+
+    def __init__(
+        self,
+        entries: dict[Key, tuple[str, ...]] | None = None,
+        indexed: dict[str, list[Key]] | None = None,
+        excluded: dict[str, frozenset[str]] | None = None,
+        seq: dict[str, int] | None = None,
+    ) -> None:
+        self.entries = {} if entries is None else entries
+        self.indexed = {} if indexed is None else indexed
+        self.excluded = {} if excluded is None else excluded
+        self.seq = {} if seq is None else seq  # creation order, for stable lists
 
     def check(self, keys: list[Key]) -> Findings:
         """What existing submissions a new one with these keys duplicates."""

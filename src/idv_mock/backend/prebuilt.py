@@ -2,8 +2,15 @@
 ``Service()`` on a cold machine (a CI run, a fresh checkout) loads no Faker and seeds
 nothing.
 
-A start is the seeded service's state document (``export_state_json``), gzipped, in
-``starts/`` under a name that is its key: what the start depends on (the seeding part of
+A start is the seeded service's state document, gzipped, in ``starts/`` under a name that
+is its key. The document is ``export_state_json``'s with each submission on a line of its
+own and each project's ``line_index`` (the state file's layout, ``snapshots.LINE``): the
+same JSON, read (``load``) without decoding a submission, each line becoming the stored
+bytes as they are (``bulk_store.BulkStore``) and the indexes built from ``line_index`` and
+``dup_keys``. Decoding the whole document and encoding each submission again was most of a
+start. The gzip member is stored, not compressed (level 0: about 370 KB against 51 KB;
+the wheel, a zip, compresses it): reading it is a copy and a CRC, where inflating it was a
+fifth of a start. The key is what the start depends on (the seeding part of
 the configuration) and the code that decides its bytes (``seeding_files``: the seeding
 modules and every module of the package they import, the schemas seeding reads, the
 installed Faker's ``__init__.py``, which carries Faker's version). Any change of those
@@ -22,11 +29,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
-import gzip
 import hashlib
 import importlib.util
 import json
-from collections.abc import Iterator
+import os
+import zlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +72,7 @@ class SeedingModuleMissing(LookupError):
 
 
 _state = {"enabled": True}
+GZIP = 31  # zlib's wbits for a gzip member (``load`` reads it without the gzip module)
 
 
 def key(config: ServiceConfig) -> str | None:
@@ -96,7 +105,7 @@ def sources_digest() -> str:
     finding them again (reading every seeding module's imports) costs a cold first use
     more than a hundred milliseconds. ``tests/test_prebuilt_key.py`` fails when the list
     written differs from the one found."""
-    listed = recorded_files()
+    listed = _recorded_paths()
     if listed is not None:
         try:
             return digest_of(listed)
@@ -126,17 +135,25 @@ def _roots() -> dict[str, Path]:
 def recorded_files() -> list[Path] | None:
     """The files ``make starts`` found, as ``sources.txt`` lists them (a root and a path
     under it a line), or None without that list."""
+    found = _recorded_paths()
+    return None if found is None else [Path(path) for path in found]
+
+
+def _recorded_paths() -> list[str] | None:
+    """``recorded_files`` as path strings: a first start's key makes no ``Path`` per file
+    (a third of working the key out was there)."""
     try:
-        lines = SOURCES.read_text().splitlines()
+        with open(SOURCES, encoding="utf-8") as listing:
+            lines = listing.read().splitlines()
     except OSError:
         return None
-    roots = _roots()
+    roots = {name: os.fspath(root) for name, root in _roots().items()}
     files = []
     for line in lines:
         root, _, rest = line.partition(" ")
         if root not in roots:
             return None
-        files.append(roots[root].joinpath(*rest.split("/")))
+        files.append(os.path.join(roots[root], *rest.split("/")))
     return files
 
 
@@ -154,14 +171,16 @@ def record_files(files: list[Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def digest_of(files: list[Path]) -> str:
-    """Each file's folder and name (``backend/seed.py``) and its bytes; read with ``open``
-    rather than ``Path.read_bytes`` (half the cost of a first ``Service()`` was here)."""
+def digest_of(files: Sequence[str | Path]) -> str:
+    """Each file's folder and name (``backend/seed.py``) and its bytes; read unbuffered
+    with ``open`` rather than ``Path.read_bytes`` (half the cost of a first ``Service()``
+    was here)."""
     digest = hashlib.sha256()
     for found in files:
-        digest.update(f"{found.parent.name}/{found.name}".encode())
-        with open(found, "rb") as file:
-            digest.update(file.read())
+        folder, name = os.path.split(os.fspath(found))
+        digest.update(f"{os.path.basename(folder)}/{name}".encode())
+        with open(found, "rb", buffering=0) as file:
+            digest.update(file.readall())
     return digest.hexdigest()
 
 
@@ -269,16 +288,49 @@ def available(config: ServiceConfig) -> bool:
 
 
 def load(config: ServiceConfig) -> dict[str, Any] | None:
-    """The prebuilt start of ``config`` as a state document, or None (seed as usual)."""
+    """The prebuilt start of ``config`` as a state document whose projects' submissions
+    are each a ``BulkStore`` of their lines (``import_project`` takes it), or None (seed as
+    usual)."""
     if not _state["enabled"]:
         return None
     path = path_for(config)
     if path is None or not path.is_file():
         return None
     try:
-        return orjson.loads(gzip.decompress(path.read_bytes()))  # type: ignore[no-any-return]
-    except (OSError, EOFError, orjson.JSONDecodeError):  # damaged: seed as usual
+        with open(path, "rb", buffering=0) as file:
+            return document(zlib.decompress(file.readall(), GZIP))
+    except (OSError, zlib.error, ValueError, LookupError, TypeError):  # damaged: seed as usual
         return None
+
+
+def document(raw: bytes) -> dict[str, Any]:
+    """The state document of a start's bytes (``build``'s layout), each project's
+    submissions a ``BulkStore`` of their lines; raises ValueError when it is not so laid
+    out. Lines alternate with the document around them: a submission, then ``,`` or the
+    rest of the document up to the next project's first; each submission is put back as a
+    ``0`` to decode the document without them (the placeholders give each project's
+    count)."""
+    from idv_mock.backend.bulk_store import BulkStore
+    from idv_mock.backend.snapshots import LINE
+
+    parts = raw.split(LINE)
+    lines = parts[1::2]
+    doc = orjson.loads(b"0".join(parts[0::2]))
+    if not isinstance(doc, dict) or not isinstance(doc.get("projects"), list):
+        raise ValueError("not a state document")
+    taken = 0
+    for project in doc["projects"]:
+        held = project["submissions"]
+        if not isinstance(held, list) or any(type(p) is not int or p != 0 for p in held):
+            raise ValueError("a submission off its line")
+        store = BulkStore()
+        for line in lines[taken : taken + len(held)]:
+            store.add(line)
+        taken += len(held)
+        project["submissions"] = store
+    if taken != len(lines):
+        raise ValueError("a submission off its line")
+    return doc
 
 
 @contextlib.contextmanager
@@ -294,13 +346,24 @@ def disabled() -> Iterator[None]:
 
 def build(config: ServiceConfig) -> bytes:
     """The seeded start of ``config``, gzipped as it is shipped (no timestamp: the same
-    bytes every time)."""
+    bytes every time): ``export_state_json``'s document, each submission on its line, each
+    project with its ``line_index`` (what ``document`` reads)."""
     from idv_mock.backend.service import Service
+    from idv_mock.backend.snapshots import export_project
 
     with disabled():
         service = Service(config)
     try:
-        return gzip.compress(service.export_state_json(), compresslevel=9, mtime=0)
+        doc = {
+            "version": 1,
+            "clock": service.clock.export(),
+            "projects": [
+                export_project(p, lines=True, index=True) for p in service.projects.values()
+            ],
+        }
+        import gzip
+
+        return gzip.compress(orjson.dumps(doc), compresslevel=0, mtime=0)
     finally:
         service.close()
 

@@ -18,7 +18,7 @@ the attribute of a part share its name).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -36,8 +36,6 @@ from idv_mock.backend.exceptions import (
 from idv_mock.backend.parts.calls import Calls
 from idv_mock.backend.parts.clocks import Clocks
 from idv_mock.backend.parts.coverage import Coverage
-from idv_mock.backend.parts.delivery import Delivery
-from idv_mock.backend.parts.tokens import Tokens
 from idv_mock.backend.projections import Policy
 from idv_mock.backend.projects import Project
 from idv_mock.backend.store import Selection, SortKey
@@ -51,9 +49,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from idv_mock.backend.parts.dashboard import Dashboard
+    from idv_mock.backend.parts.delivery import Delivery
     from idv_mock.backend.parts.liveform import Liveform
     from idv_mock.backend.parts.records import Records
     from idv_mock.backend.parts.screening import Screening
+    from idv_mock.backend.parts.tokens import Tokens
     from idv_mock.backend.save_health import SaveHealth
     from idv_mock.delivery.webhooks import WebhookDispatcher
     from idv_mock.fake.factory import SubmissionFactory
@@ -62,8 +62,13 @@ Submission = dict[str, Any]
 POST_SEED = 1_000_003  # the factory's seed offset for everything created after seeding
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)
 class ServiceConfig:
+    """What a service is made from. A dataclass (``dataclasses.replace``, ``fields``) whose
+    ``__init__``, ``__repr__`` and ``__eq__`` are written out below, as the dataclass would
+    make them: the generated ones were compiled at import, on every first use
+    (``tests/test_first_use.py`` compares them with generated ones)."""
+
     project_id: str = "default"
     api_key: str = "mock-api-key"
     admins: tuple[str, ...] = ("admin@example.com",)
@@ -81,6 +86,48 @@ class ServiceConfig:
     # a missing or wrong key: api-v3.md's errors, or the vendor's gateway 403 {"message":
     # "Forbidden"} (a server setting: a wrong key names no project); PUT /__admin/settings
     auth_errors: str = "api-v3"
+
+    def __init__(
+        self,
+        project_id: str = "default",
+        api_key: str = "mock-api-key",
+        admins: tuple[str, ...] = ("admin@example.com",),
+        seed_count: int = 50,
+        random_seed: int = 0,
+        options: dict[str, Any] | None = None,
+        clock_mode: str = "tick",
+        webhook_backoff: tuple[float, ...] = (0.5, 1.0),
+        webhook_timeout: float = 5.0,
+        journal_size: int = 10_000,
+        server_port: int | None = None,
+        server_host: str = "127.0.0.1",
+        allowed_webhook_hosts: tuple[str, ...] = (),
+        auth_errors: str = "api-v3",
+    ) -> None:
+        self.project_id, self.api_key, self.admins = project_id, api_key, admins
+        self.seed_count, self.random_seed = seed_count, random_seed
+        self.options = {} if options is None else options
+        self.clock_mode = clock_mode
+        self.webhook_backoff, self.webhook_timeout = webhook_backoff, webhook_timeout
+        self.journal_size = journal_size
+        self.server_port, self.server_host = server_port, server_host
+        self.allowed_webhook_hosts = allowed_webhook_hosts
+        self.auth_errors = auth_errors
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _CONFIG_FIELDS)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(_CONFIG_FIELDS, self._values(), strict=True))
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+
+_CONFIG_FIELDS = tuple(f.name for f in fields(ServiceConfig))
 
 
 class FactoryOnFirstUse:
@@ -202,10 +249,8 @@ class Service:
         # its parts, each owning one area, given the core (and what else they use) explicitly
         self.clocks = Clocks(core)
         self.calls = Calls(core)
-        self.delivery = Delivery(core)
-        self.tokens = Tokens(core)
-        # records, liveform, screening and dashboard are built on first use (the
-        # properties below): a test that never touches them does not import them
+        # delivery, tokens, records, liveform, screening and dashboard are built on first
+        # use (the properties below): a test that never touches them does not import them
         self._parts: dict[str, Any] = {}
         self._parts_lock = threading.Lock()  # two threads' first use build one part
         # what each kind of due item does when a project's clock reaches it (docs/time.md)
@@ -229,11 +274,14 @@ class Service:
         if start is None:
             with no_gc():
                 self._seed(progress)
+            self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         else:
             self._restore(start)
             self.factory.reseed(self.config.random_seed + POST_SEED)
+            # the restored projects are the start already (the live ones are their copies),
+            # as ``import_state(as_start=True)`` keeps them: no third copy
+            self._start = dict(self._project_starts)
         self._start_clock = self.clock.export()
-        self._start = {pid: snapshots.clone(p) for pid, p in self.projects.items()}
         self._project_starts = dict(self._start)
 
     # --- the parts built on first use ---
@@ -271,6 +319,20 @@ class Service:
         from idv_mock.backend.save_health import SaveHealth
 
         return self._part("save_health", SaveHealth)  # type: ignore[no-any-return]
+
+    @property
+    def delivery(self) -> Delivery:
+        """Webhook delivery levers, records and one-shot routes (``parts/delivery.py``)."""
+        from idv_mock.backend.parts.delivery import Delivery
+
+        return self._part("delivery", lambda: Delivery(self._core))  # type: ignore[no-any-return]
+
+    @property
+    def tokens(self) -> Tokens:
+        """The token pool's calls (``parts/tokens.py``)."""
+        from idv_mock.backend.parts.tokens import Tokens
+
+        return self._part("tokens", lambda: Tokens(self._core))  # type: ignore[no-any-return]
 
     @property
     def records(self) -> Records:

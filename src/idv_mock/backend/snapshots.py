@@ -45,12 +45,16 @@ def export_parts(clock: Clock, projects: list[Project]) -> tuple[bytes, list[Sto
     return orjson.dumps(doc), stored
 
 
-def export_project(project: Project, lines: bool = False, hole: bool = False) -> dict[str, Any]:
+def export_project(
+    project: Project, lines: bool = False, hole: bool = False, index: bool = False
+) -> dict[str, Any]:
     """The project in the state document (schemas/state.json), for ``orjson.dumps`` only:
     submissions are their stored JSON (``orjson.Fragment``), other parts may be live
     objects. Duplicate keys are included, as digests cannot be re-made from masked values.
     ``lines``: each submission between two ``LINE`` (still the same JSON), so a reader
-    finds them without decoding the document (``persistence.read``)."""
+    finds them without decoding the document (``persistence.read``); ``index``: with the
+    ``line_index`` a reader builds the store's indexes from (a shipped start, ``prebuilt``;
+    a streamed save's ``hole`` has it too)."""
     spec = project.describe()
     del spec["submission_count"]
     found = () if hole else project.store.all_json()
@@ -61,7 +65,7 @@ def export_project(project: Project, lines: bool = False, hole: bool = False) ->
         else [orjson.Fragment(b"".join((LINE, b, LINE)) if lines else b) for b in found],
         "dup_excluded": project.store.dups.export_exclusions(),
         "dup_keys": project.store.dups.export_keys(),
-        **({"line_index": _line_index(project)} if hole else {}),
+        **({"line_index": _line_index(project)} if hole or index else {}),
         "projections": project.projections.export(),
         "aml": project.aml.export(),
         "worklists": project.monitoring.export(),

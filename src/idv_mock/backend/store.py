@@ -21,7 +21,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -34,37 +33,98 @@ SortKey = tuple[str, str]
 Meta = tuple[str, Any, Any]  # created_at, userid, email: what a selection compares
 
 
-@dataclass(frozen=True, slots=True)
 class Selection:
-    """Which submissions a read wants (api-v3.md 4.2); ``after`` is the paging position."""
+    """Which submissions a read wants (api-v3.md 4.2); ``after`` is the paging position.
+    Equal, hashed and shown by value, read-only by convention: written out rather than a
+    frozen dataclass, whose generated methods were compiled at import (every first use)."""
 
-    submission_id: str | None = None
-    userid: str | None = None
-    email: str | None = None
-    start_date: str | None = None
-    end_date: str | None = None
-    after: SortKey | None = None
-    count: int = 50
+    __slots__ = ("after", "count", "email", "end_date", "start_date", "submission_id", "userid")
+
+    def __init__(
+        self,
+        submission_id: str | None = None,
+        userid: str | None = None,
+        email: str | None = None,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        after: SortKey | None = None,
+        count: int = 50,
+    ) -> None:
+        self.submission_id, self.userid, self.email = submission_id, userid, email
+        self.start_date, self.end_date = start_date, end_date
+        self.after, self.count = after, count
+
+    def _values(self) -> tuple[Any, ...]:
+        return (
+            self.submission_id,
+            self.userid,
+            self.email,
+            self.start_date,
+            self.end_date,
+            self.after,
+            self.count,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Selection):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        names = ("submission_id", "userid", "email", "start_date", "end_date", "after", "count")
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._values(), strict=True))
+        return f"Selection({shown})"
 
 
-@dataclass(slots=True)
 class SubmissionStore:
-    blobs: dict[str, bytes] = field(default_factory=dict)
-    meta: dict[str, Meta] = field(default_factory=dict)
-    order: list[SortKey] = field(default_factory=list)
-    by_user: dict[str, tuple[str, ...]] = field(default_factory=dict)  # immutable values,
-    by_email: dict[str, tuple[str, ...]] = field(default_factory=dict)  # so copies are shallow
-    dups: DuplicateIndex = field(default_factory=DuplicateIndex)
-    # JSON of derived views (the user-id list's summary), made on first read, dropped when
-    # the submission changes: a repeated user-id read then costs no decoding
-    views: dict[str, dict[str, bytes]] = field(default_factory=dict)
-    # decoded submissions kept for the next edit (``shared``), each with the blob it is
-    decoded: dict[str, tuple[bytes, Submission]] = field(default_factory=dict)
-    packer: Packer | None = None  # set once the store is large (packing.py)
-    # the JSON of packed submissions read last, each with its packed bytes
-    unpacked: dict[str, tuple[bytes, bytes]] = field(default_factory=dict)
-    pack_behind: bool = False  # while seeding: pack on a second thread (packing.Behind)
-    behind: Behind | None = None
+    """A plain class, not a dataclass (its methods were compiled at import, on every first
+    use): stores are never compared or printed whole."""
+
+    __slots__ = (
+        "behind",
+        "blobs",
+        "by_email",
+        "by_user",
+        "decoded",
+        "dups",
+        "meta",
+        "order",
+        "pack_behind",
+        "packer",
+        "unpacked",
+        "views",
+    )
+
+    def __init__(
+        self,
+        blobs: dict[str, bytes] | None = None,
+        meta: dict[str, Meta] | None = None,
+        order: list[SortKey] | None = None,
+        by_user: dict[str, tuple[str, ...]] | None = None,
+        by_email: dict[str, tuple[str, ...]] | None = None,
+        dups: DuplicateIndex | None = None,
+        packer: Packer | None = None,
+    ) -> None:
+        self.blobs: dict[str, bytes] = {} if blobs is None else blobs
+        self.meta: dict[str, Meta] = {} if meta is None else meta
+        self.order: list[SortKey] = [] if order is None else order
+        # immutable values, so copies are shallow
+        self.by_user: dict[str, tuple[str, ...]] = {} if by_user is None else by_user
+        self.by_email: dict[str, tuple[str, ...]] = {} if by_email is None else by_email
+        self.dups = DuplicateIndex() if dups is None else dups
+        # JSON of derived views (the user-id list's summary), made on first read, dropped
+        # when the submission changes: a repeated user-id read then costs no decoding
+        self.views: dict[str, dict[str, bytes]] = {}
+        # decoded submissions kept for the next edit (``shared``), each with the blob it is
+        self.decoded: dict[str, tuple[bytes, Submission]] = {}
+        self.packer = packer  # set once the store is large (packing.py)
+        # the JSON of packed submissions read last, each with its packed bytes
+        self.unpacked: dict[str, tuple[bytes, bytes]] = {}
+        self.pack_behind = False  # while seeding: pack on a second thread (packing.Behind)
+        self.behind: Behind | None = None
 
     DECODED_LIMIT = 64  # a 7 KB submission decodes to about 40 KB of objects
     UNPACKED_LIMIT = 1024  # about 7 MB: a few pages and the polled items

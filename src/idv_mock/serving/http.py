@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Scope
 
 from idv_mock.backend import Project, Service
 from idv_mock.ground.errors import ApiError
 from idv_mock.ground.jsondepth import MAX_DEPTH, STATE_MESSAGE, too_deep
 from idv_mock.ground.jsondepth import MESSAGE as DEPTH_MESSAGE
+
+if TYPE_CHECKING:  # Starlette loads with the app behind the fast lane (api/fastlane.py)
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.types import Scope
 
 JSON = "application/json"
 # where a request's project is kept once looked up: the key is read by several steps
@@ -24,6 +26,8 @@ PROJECT_SCOPE_KEY = "idv_mock.project"
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """orjson-encoded JSON: stdlib json costs about as much as the rest of a request."""
+    from starlette.responses import Response  # loaded by then: a dict look-up
+
     return Response(orjson.dumps(body), status, headers=headers, media_type=JSON)
 
 

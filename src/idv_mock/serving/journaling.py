@@ -6,16 +6,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import Any
-
-from starlette.requests import Request
-from starlette.responses import Response
+from typing import TYPE_CHECKING, Any
 
 from idv_mock.backend import Project, Service
-from idv_mock.ground import crypto
 from idv_mock.ground.clock import iso
 from idv_mock.serving import secure
 from idv_mock.serving.http import body_of, parse_json, path_of, project_of, query_pairs, service_of
+
+if TYPE_CHECKING:  # the fast lane's calls journal without them (record_call)
+    from starlette.requests import Request
+    from starlette.responses import Response
 
 MASK = "****"
 # headers that carry credentials: kept in the journal as MASK
@@ -203,6 +203,8 @@ def _form_data(raw: bytes) -> str | None:
 def _decrypted(project: Project, text: str | None) -> Any:
     if not text or not project.secure:
         return None
+    from idv_mock.ground import crypto  # a secure project's journal, when read
+
     derivation = project.derivation
     try:
         return crypto.decrypt(text, project.api_key, derivation)

@@ -5,9 +5,9 @@ gaps.md "GET /submission")."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Container
-from dataclasses import dataclass
 from datetime import date
 
 import orjson
@@ -34,18 +34,50 @@ REQUEST_TYPES = frozenset(
     schemas.load("get_submission_query.json")["properties"]["request_type"]["enum"]
 )
 MAX_COUNT = 2000
-_TIMESTAMP = re.compile(schemas.definition("timestamp")["pattern"])
-_DATE = re.compile(schemas.definition("date")["pattern"])
 
 
-@dataclass(frozen=True, slots=True)
+@functools.cache
+def _pattern(name: str) -> re.Pattern[str]:
+    """A format of ``defs.json`` compiled when a query first has such a parameter (a
+    first GET seldom has a date or a page key: each compile was a tenth of a millisecond)."""
+    return re.compile(schemas.definition(name)["pattern"])
+
+
 class Query:
-    selection: Selection
-    reduced: bool
-    request_type: str | None
-    # the id when the query names nothing else (no filter, date, paging or request type):
-    # the polled call, answered from ``_ONE`` while its stored bytes stay the same
-    only_id: str | None = None
+    """A parsed query. Equal, hashed and shown by value, read-only by convention: written
+    out rather than a frozen dataclass, whose generated methods were compiled at import
+    (every first use)."""
+
+    __slots__ = ("only_id", "reduced", "request_type", "selection")
+
+    def __init__(
+        self,
+        selection: Selection,
+        reduced: bool,
+        request_type: str | None,
+        only_id: str | None = None,
+    ) -> None:
+        self.selection, self.reduced, self.request_type = selection, reduced, request_type
+        # the id when the query names nothing else (no filter, date, paging or request
+        # type): the polled call, answered from ``_ONE`` while its stored bytes stay the same
+        self.only_id = only_id
+
+    def _values(self) -> tuple[Selection, bool, str | None, str | None]:
+        return (self.selection, self.reduced, self.request_type, self.only_id)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Query):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return (
+            f"Query(selection={self.selection!r}, reduced={self.reduced!r}, "
+            f"request_type={self.request_type!r}, only_id={self.only_id!r})"
+        )
 
 
 def plain_page(service: Service, project: Project, found: dict[str, list[str]]) -> bytes:
@@ -182,7 +214,7 @@ def _count(text: str | None) -> int:
 def _after(page_id: str | None, page_date: str | None) -> tuple[str, str] | None:
     if page_id is None and page_date is None:
         return None
-    if page_date is not None and not _TIMESTAMP.fullmatch(page_date):
+    if page_date is not None and not _pattern("timestamp").fullmatch(page_date):
         raise ERR.error("invalid_format", "nextpage_date")
     if page_id is None or page_date is None:
         raise ERR.error("missing_data")
@@ -194,7 +226,7 @@ def _date(params: dict[str, str], name: str) -> str | None:
     if text is None:
         return None
     try:
-        if not _DATE.fullmatch(text):
+        if not _pattern("date").fullmatch(text):
             raise ValueError(text)
         date.fromisoformat(text)
     except ValueError:
