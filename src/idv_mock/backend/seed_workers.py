@@ -13,6 +13,8 @@ yet, and the read waits for it (a stretch is about 60 ms of a worker's time).
 from __future__ import annotations
 
 import atexit
+import gc
+import pickle
 import queue
 import sys
 import threading
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
 WORKERS = 2
 AHEAD = 3  # stretches handed to a worker and not yet back (it never waits for one)
 Pools = list[tuple[str, str, list[str]]]  # as SubmissionFactory.filled_pools gives them
+# a stretch as it waits for a worker: its number, its submission ids and the stretch
+# pickled (not its tens of objects a submission: a walk far ahead of the builds holds half
+# of 100k, which the cycle collector would go through after seeding, about 0.5 s)
+Parcel = tuple[int, list[str], bytes]
 
 
 class Diverged(RuntimeError):
@@ -52,8 +58,8 @@ class Crew:
         self._blobs = blobs  # while the walk runs, built bytes go straight to the store
         self._walking, self._active = True, 1  # workers handed stretches: one in the walk
         self._cond = threading.Condition()
-        self._ready: dict[int, Stretch] = {}  # walked, not handed on (oldest first)
-        self._out: dict[int, Stretch] = {}  # handed on, not back
+        self._ready: dict[int, Parcel] = {}  # walked, not handed on (oldest first)
+        self._out: dict[int, Parcel] = {}  # handed on, not back
         self._of: dict[str, int] = {}  # each submission not built yet: its stretch
         self.built: dict[str, bytes] = {}  # built after the walk (the store keeps PENDING)
         self._pools: Pools = []
@@ -67,10 +73,10 @@ class Crew:
     def add(self, stretch: Stretch, pools: Pools) -> None:
         """A walked stretch (``pools``: every Faker pool filled so far); takes back what
         is built and hands on what a worker has room for, never waiting."""
-        number = stretch[0]
-        for item in stretch[3]:
-            self._of[item[5]] = number
-        self._ready[number] = stretch
+        number, sids = stretch[0], [item[5] for item in stretch[3]]
+        for sid in sids:
+            self._of[sid] = number
+        self._ready[number] = (number, sids, pickle.dumps(stretch, pickle.HIGHEST_PROTOCOL))
         self._pools = pools
         while True:
             try:
@@ -136,20 +142,20 @@ class Crew:
                 self._hand(worker, next(iter(self._ready)))
 
     def _hand(self, worker: Worker, number: int) -> None:
-        stretch = self._out[number] = self._ready.pop(number)
-        worker.give(stretch, self._pools)
+        parcel = self._out[number] = self._ready.pop(number)
+        worker.give(parcel, self._pools)
 
     def _take(self, got: tuple[int, int, list[bytes] | str]) -> None:
         index, number, packed = got
         self._workers[index].back()
         if isinstance(packed, str):
             raise Diverged(packed)
-        stretch = self._out.pop(number)
+        sids = self._out.pop(number)[1]
         into = self._blobs if self._walking else self.built
         of = self._of
-        for item, blob in zip(stretch[3], packed, strict=True):
-            into[item[5]] = blob
-            del of[item[5]]
+        for sid, blob in zip(sids, packed, strict=True):
+            into[sid] = blob
+            del of[sid]
 
     def _receive(self) -> None:
         """The thread taking built stretches back after the walk, until none is left."""
@@ -178,6 +184,7 @@ class Crew:
                 self._error = error
         finally:
             self.stop()
+            gc.unfreeze()  # frozen at the walk's end (seed_split.py): collected as usual again
             with self._cond:
                 self._done = True
                 self._cond.notify_all()
@@ -216,10 +223,10 @@ class Worker:
         """Stretches handed to it and not back."""
         return self._handed
 
-    def give(self, stretch: Stretch, pools: Pools) -> None:
+    def give(self, parcel: Parcel, pools: Pools) -> None:
         new = [p for p in pools if p[:2] not in self._shipped]
         self._shipped.update(p[:2] for p in new)
-        self._tasks.put((stretch, new))
+        self._tasks.put((parcel, new))
         self._handed += 1
 
     def back(self) -> None:
@@ -247,11 +254,11 @@ def _work(index: int, build: Builder, tasks: Any, results: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     build.factory.pools_only()
     while (task := tasks.get()) is not None:
-        stretch, pools = task
+        (number, _, pickled), pools = task
         try:
             build.factory.install_pools(pools)
-            results.put((index, stretch[0], build(stretch)))
+            results.put((index, number, build(pickle.loads(pickled))))
         except Exception as error:  # handed back: the seeding process raises it
             said = str(error) if isinstance(error, Diverged) else f"{type(error).__name__}: {error}"
-            results.put((index, stretch[0], said))
+            results.put((index, number, said))
             return
