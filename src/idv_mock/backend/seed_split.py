@@ -71,6 +71,7 @@ class Split:
     def __init__(self, project: Project, shared: dict[str, Any]) -> None:
         self.project, self.shared = project, shared
         self.crew: Crew | None = None  # the workers building behind, once the walk ran
+        self.masked = any(project.options.get(o) for o in derive.MASKING_OPTIONS)
 
     def run(
         self,
@@ -122,7 +123,7 @@ class Split:
     def _walk(self, factory: SubmissionFactory, when: datetime, made: list[Reusable]) -> Item:
         """One submission's draws, as ``seed.seed`` and the creation path make them, down
         to what its build needs from here; indexed at once, its bytes to follow."""
-        store, options = self.project.store, self.project.options
+        store = self.project.store
         overrides = seed._mix(factory, made)  # then the AML draw, as seed.seed
         words = RANDOM * (3 if overrides else 2)  # the roll, a pick, the AML draw
         overrides.setdefault("aml", seed._screened(factory))
@@ -130,7 +131,7 @@ class Split:
         while True:  # an id already stored is drawn again, as the creation path does
             builds += 1
             got = skim(factory, when, overrides)
-            if got.submission_id not in store:
+            if got.submission_id not in store.blobs:
                 break
         data = {**got.ident, "cf1": got.cf1}
         keys = duplicates.keys_of({"data": data, "image": {"selfieImage": got.selfie}})
@@ -139,8 +140,8 @@ class Split:
         store.blobs[sid] = PENDING
         store.index(sid, (got.created_at, got.userid, got.email), keys)
         ident = got.ident  # as the stored submission has it (``seed._reusable``)
-        if any(options.get(option) for option in derive.MASKING_OPTIONS):
-            ident = derive.apply_masking({"data": ident}, options)["data"]
+        if self.masked:
+            ident = derive.apply_masking({"data": ident}, self.project.options)["data"]
         made.append((got.userid, got.email, got.selfie, *map(ident.get, IDENTITY_KEYS)))
         checks = (found.users, found.selfie_users, found.custom_information)
         return (words, when, overrides, builds, checks, sid, got.ident, got.ident_words)
