@@ -128,10 +128,10 @@ class Crew:
         if out is None:
             return
         with self._cond:
-            if self._done:
+            left = len(self._of)
+            if self._done or not left:
                 return
             self._out_to = out
-            left = len(self._of)
         out.write(f"seeding: all indexed; building the last {left:,} in the background\n")
         out.flush()
 
