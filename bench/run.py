@@ -214,7 +214,8 @@ def run_scale(mode: Mode) -> list[dict[str, Any]]:
         result = scale.run(size, mode.calls, timeout=1800)
         print(
             f"    {size:>7,}: seeded in {result['seed_s']:.1f} s"
-            f" (CPU {result['seed_cpu_s']:.1f} s + worker {result['seed_worker_cpu_s']:.1f} s),"
+            f" (answering after {result.get('seed_answer_s', result['seed_s']):.1f} s;"
+            f" CPU {result['seed_cpu_s']:.1f} s + workers {result['seed_worker_cpu_s']:.1f} s),"
             f" {result['rss_bytes'] / 1e6:,.0f} MB RSS,"
             f" {result['bytes_per_submission'] / 1e3:.1f} KB/submission;"
             f" state file loaded in {result['load_s']:.1f} s,"

@@ -47,7 +47,7 @@ if mode == "nofork":
 if mode == "diverged":
     skim.AFTER_ATTEMPTS += 2  # a skim that no longer follows the build's draws
     try:
-        _large()
+        _digests(_large())  # a read of a submission built behind raises it
     except seed_split.Diverged as error:
         print(json.dumps({{"diverged": str(error)}}))
     sys.exit(0)
@@ -99,6 +99,9 @@ def test_the_split_seeding_gives_the_recorded_digests(split: dict[str, Any]) -> 
 def test_the_split_seeding_shows_its_progress(split: dict[str, Any]) -> None:
     last = split["shown"].rsplit("\r\x1b[2K", 1)[-1]
     assert last.startswith("seeding: 2,500/2,500 submissions in "), split["shown"][-300:]
+    told = last.splitlines()[1]  # the count walked and indexed, then what is left to build
+    assert told.startswith("seeding: all indexed; building the last "), last
+    assert told.endswith(" in the background"), last
 
 
 @pytest.mark.parametrize("mode", ["threaded", "nofork"])
@@ -139,3 +142,85 @@ def test_a_factory_given_the_pools_builds_what_the_filling_one_built() -> None:
         bare.pools_only()
         with pytest.raises(LookupError, match="no Faker here"):
             bare.build(when)
+
+
+HTTP_CHILD = """
+import hashlib, json, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+import httpx
+from test_seed_golden import _digests
+from idv_mock import Service, ServiceConfig
+from idv_mock.api.app import create_app
+from idv_mock.backend import seed_split, seed_workers
+from idv_mock.tools import persistence
+from pytest_idv_mock.fixtures import serve_in_thread
+
+seed_split.SPLIT_FROM, seed_split.BATCH = {split_from}, 64
+seed_workers.AHEAD = 0  # no stretch is handed to a worker before a read asks for it
+blob = seed_workers.Crew.blob
+asks = []
+def asking(self, sid):
+    if sid in self._of:
+        asks.append(sid)
+    return blob(self, sid)
+seed_workers.Crew.blob = asking
+
+service = Service(ServiceConfig(seed_count=2_500))
+store = service.project("default").store
+out = {{"left": store.unbuilt.left if store.unbuilt else 0}}
+oldest_first = [sid for _, sid in store.order]
+newest, middle, plain = oldest_first[-1], oldest_first[2_200], oldest_first[100]
+email = store.meta[oldest_first[2_300]][2]
+seeded = service.export_state_parts()  # the state as seeded, saved after the changes below
+bodies = []
+with serve_in_thread(create_app(service)) as running:
+    base = f"http://127.0.0.1:{{running.port}}"
+    with httpx.Client(base_url=base, headers={{"x-api-key": "mock-api-key"}}, timeout=60) as c:
+        def got(path, **params):
+            r = c.get(path, params=params)
+            bodies.append((r.status_code, hashlib.sha256(r.content).hexdigest()))
+        got("/v3/submission", submission_id=newest)
+        got("/v3/submission")
+        got("/v3/submission", email=email)
+        body = {{"submissionId": middle, "admin": "admin@example.com", "data": {{"memo": "seen"}}}}
+        r = c.patch("/v3/submission", json=body)
+        bodies.append((r.status_code, hashlib.sha256(r.content).hexdigest()))
+        got("/v3/submission", submission_id=middle)
+        got("/v3/submission", submission_id=plain)
+        out["left_after_reads"] = store.unbuilt.left if store.unbuilt else 0
+        path = Path(tempfile.mkdtemp()) / "state.json"
+        persistence.save(service, path, parts=seeded)
+        out["saved"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        got("/__admin/state")
+out.update(bodies=bodies, asked=len(asks), digests=_digests(service))
+print(json.dumps(out))
+"""
+
+
+def _served(split_from: int) -> dict[str, Any]:
+    tests = str(Path(__file__).resolve().parent)
+    code = HTTP_CHILD.format(tests=tests, split_from=split_from)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tests
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_reads_changes_and_saves_of_submissions_not_built_yet_give_the_seeded_bytes() -> None:
+    """The service answers once every submission is indexed; its workers here build a
+    stretch only when a read asks for it (none is handed on ahead). Over HTTP, a read by
+    id, the newest page, a read by e-mail, a PATCH and its read, a save of the state as
+    seeded and an export give the one-process seeding's bytes, and the stretches no read
+    asked for are still unbuilt after them (the reads did not wait for the whole seeding)."""
+    behind, serial = _served(0), _served(10**9)
+    assert behind["left"] == 500  # 2,500 seeded, the first 2,000 in one process
+    assert serial["left"] == 0
+    assert behind["asked"] > 0
+    assert 0 < behind["left_after_reads"] < 500
+    assert [status for status, _ in behind["bodies"]] == [200] * 7
+    assert behind["bodies"] == serial["bodies"]
+    assert behind["saved"] == serial["saved"]
+    assert behind["digests"] == serial["digests"]

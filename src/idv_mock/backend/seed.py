@@ -47,7 +47,8 @@ def seed(
 
     Of each one only what a later one may re-use is kept (as a tuple of its strings, not
     the submission), so seeding 100k holds no second copy of them. ``split``: from its
-    ``start`` on, the rest is seeded in two processes (``seed_split.py``), if it can.
+    ``start`` on, the rest is walked and indexed here and built by other processes
+    (``seed_split.py``), if it can: some may still be building when this returns.
     """
     made: list[Reusable] = []
     task = progress.task("seeding", count, "submissions")
@@ -61,6 +62,8 @@ def seed(
         made.append(_reusable(create(overrides, when)))
         step()
     task.end()
+    if split is not None:
+        split.show(progress)
 
 
 # userid, email, selfie image, then the IDENTITY_KEYS values (None where absent)

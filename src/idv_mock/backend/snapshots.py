@@ -6,7 +6,7 @@ taking one or resetting from one copies indexes, never submissions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -28,7 +28,7 @@ LINE = b"\n"  # around each submission of a state file: JSON whitespace, never i
 HOLE = b"\x00"  # where a streamed save puts a project's submissions: never in orjson's output
 # what a project's submissions are read from after the lock: the stored bytes (immutable)
 # and what unpacks the packed ones
-Stored = tuple[list[bytes], Packer | None]
+Stored = tuple[Sequence[bytes], Packer | None]
 
 
 def export_parts(clock: Clock, projects: list[Project]) -> tuple[bytes, list[Stored]]:
@@ -41,7 +41,7 @@ def export_parts(clock: Clock, projects: list[Project]) -> tuple[bytes, list[Sto
         "clock": clock.export(),
         "projects": [export_project(p, hole=True) for p in projects],
     }
-    stored = [(list(p.store.blobs.values()), p.store.packer) for p in projects]
+    stored = [(p.store.stored(), p.store.packer) for p in projects]
     return orjson.dumps(doc), stored
 
 

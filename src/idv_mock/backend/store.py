@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, overload
 
 import orjson
 
@@ -31,6 +31,19 @@ from idv_mock.backend.packing import JSON_START, PACK_FROM, SAMPLES, Behind, Pac
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
 Meta = tuple[str, Any, Any]  # created_at, userid, email: what a selection compares
+# a submission's bytes while it is not built yet (a large seeding indexes every submission
+# first and builds them behind: ``seed_split.py``); found through ``SubmissionStore.unbuilt``
+PENDING = b""
+
+
+class Unbuilt(Protocol):
+    """Where a store finds the bytes of a submission stored as ``PENDING``."""
+
+    def blob(self, sid: str) -> bytes:
+        """The submission's bytes, built (waits for its stretch, asked for first)."""
+
+    def wait(self) -> None:
+        """Until every submission is built."""
 
 
 class Selection:
@@ -94,6 +107,7 @@ class SubmissionStore:
         "order",
         "pack_behind",
         "packer",
+        "unbuilt",
         "unpacked",
         "views",
     )
@@ -107,6 +121,7 @@ class SubmissionStore:
         by_email: dict[str, tuple[str, ...]] | None = None,
         dups: DuplicateIndex | None = None,
         packer: Packer | None = None,
+        unbuilt: Unbuilt | None = None,
     ) -> None:
         self.blobs: dict[str, bytes] = {} if blobs is None else blobs
         self.meta: dict[str, Meta] = {} if meta is None else meta
@@ -125,6 +140,8 @@ class SubmissionStore:
         self.unpacked: dict[str, tuple[bytes, bytes]] = {}
         self.pack_behind = False  # while seeding: pack on a second thread (packing.Behind)
         self.behind: Behind | None = None
+        # where the bytes of those stored ``PENDING`` come from (a seeding building behind)
+        self.unbuilt = unbuilt
 
     DECODED_LIMIT = 64  # a 7 KB submission decodes to about 40 KB of objects
     UNPACKED_LIMIT = 1024  # about 7 MB: a few pages and the polled items
@@ -142,6 +159,8 @@ class SubmissionStore:
     def json(self, sid: str) -> bytes:
         """The stored submission's JSON (``KeyError`` when there is none)."""
         blob = self.blobs[sid]
+        if not blob:
+            blob = self._built(sid)
         if self.packer is None or not is_packed(blob):
             return blob
         kept = self.unpacked.get(sid)
@@ -165,6 +184,8 @@ class SubmissionStore:
         found: list[bytes] = []
         for sid in sids:
             blob = blobs[sid]
+            if not blob:
+                blob = self._built(sid)
             if blob[0] == JSON_START:  # plain (stored before packing, or edited)
                 found.append(blob)
                 continue
@@ -184,7 +205,33 @@ class SubmissionStore:
         if self.packer is None:
             return iter(list(self.blobs.values()))
         unpack = self.packer.unpack  # not kept: each is read once
-        return (unpack(b) if is_packed(b) else b for b in list(self.blobs.values()))
+        return (unpack(b) if is_packed(b) else b for b in self.stored())
+
+    def stored(self) -> Sequence[bytes]:
+        """Every stored blob as it is now, in the order they were stored; those not built
+        yet are waited for as they are reached (a save of the state as it is now)."""
+        blobs = list(self.blobs.values())
+        if self.unbuilt is None or all(blobs):
+            return blobs
+        return Resolving(list(self.blobs), blobs, self.unbuilt)
+
+    def _built(self, sid: str) -> bytes:
+        """The one way to the bytes of a submission stored ``PENDING``: built (or waited
+        for) and kept here in its place."""
+        assert self.unbuilt is not None, f"{sid} is stored without its bytes"
+        blob = self.unbuilt.blob(sid)
+        if not self.blobs.get(sid):  # not replaced meanwhile (an edit, on another thread)
+            self.blobs[sid] = blob
+        return blob
+
+    def settle(self) -> None:
+        """Every submission's bytes in ``blobs`` (waits for a seeding building behind):
+        for a caller reading ``blobs`` itself."""
+        if self.unbuilt is None:
+            return
+        self.unbuilt.wait()
+        for sid in [sid for sid, blob in self.blobs.items() if not blob]:
+            self._built(sid)
 
     def get(self, sid: str) -> Submission | None:
         """A fresh decoded copy: the caller may change it without touching the store."""
@@ -291,6 +338,7 @@ class SubmissionStore:
             dict(self.by_email),
             self.dups.copy(),
             packer=self.packer,
+            unbuilt=self.unbuilt,
         )
 
     def _index_contacts(self, sid: str) -> None:
@@ -362,6 +410,30 @@ class SubmissionStore:
             and (sel.end_date is None or created[:10] <= sel.end_date)
             and (sel.after is None or (created, sid) < sel.after)
         )
+
+
+class Resolving(Sequence[bytes]):
+    """Stored blobs taken at one moment, those not built yet found as they are read."""
+
+    def __init__(self, sids: list[str], blobs: list[bytes], unbuilt: Unbuilt) -> None:
+        self._sids, self._blobs, self._unbuilt = sids, blobs, unbuilt
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    @overload
+    def __getitem__(self, at: int) -> bytes: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[bytes]: ...
+    def __getitem__(self, at: int | slice) -> bytes | Sequence[bytes]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        return self._blobs[at] or self._unbuilt.blob(self._sids[at])
+
+    def __iter__(self) -> Iterator[bytes]:
+        blob_of = self._unbuilt.blob
+        for sid, blob in zip(self._sids, self._blobs, strict=True):
+            yield blob or blob_of(sid)
 
 
 def _compact(blob: bytes) -> bytes:

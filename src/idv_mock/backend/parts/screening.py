@@ -234,6 +234,7 @@ class Screening:
         entries = _to_screen(project, old, key) if key != old else ()
         if not entries or not worklist.records:
             return None
+        project.store.settle()  # a large seeding's submissions all built (seed_split.py)
         blobs, seen = project.store.blobs, worklist.seen
         found = [
             (str(r["submissionId"]), blobs.get(str(r["submissionId"])), seen.get(r["id"]))
