@@ -224,3 +224,58 @@ def test_reads_changes_and_saves_of_submissions_not_built_yet_give_the_seeded_by
     assert behind["bodies"] == serial["bodies"]
     assert behind["saved"] == serial["saved"]
     assert behind["digests"] == serial["digests"]
+
+
+ORPHANED = """
+import os, pickle, sys, time
+from multiprocessing import get_context
+from idv_mock.backend import seed_workers
+
+class Factory:
+    def pools_only(self): pass
+    def install_pools(self, pools): pass
+
+class Build:
+    factory = Factory()
+
+    def __call__(self, stretch):
+        return []
+
+context = get_context("fork")
+tasks, results = context.Queue(), context.Queue()
+worker = context.Process(target=seed_workers._work, args=(0, Build(), tasks, results, os.getpid()))
+worker.start()
+tasks.put(((1, [], pickle.dumps("a stretch")), []))
+assert results.get(timeout=30) == (0, 1, [])  # the worker is in its loop, building
+print(worker.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its reaper counts as gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+def test_a_worker_whose_seeding_process_is_killed_outright_ends() -> None:
+    """SIGKILL (or the OOM killer) runs no ``atexit`` and stops no worker: an idle worker
+    notices its parent is gone and ends, instead of waiting for a task for ever."""
+    import signal
+    import time
+
+    seeding = subprocess.Popen([sys.executable, "-c", ORPHANED], stdout=subprocess.PIPE, text=True)
+    assert seeding.stdout is not None
+    with seeding.stdout:
+        worker = int(seeding.stdout.readline())
+    assert _running(worker)
+    seeding.send_signal(signal.SIGKILL)
+    seeding.wait()
+    deadline = time.monotonic() + 30  # the worker looks twice a second (PARENT_CHECK_S)
+    while _running(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(worker)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import os
 import pickle
 import queue
 import sys
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 WORKERS = 2
 AHEAD = 3  # stretches handed to a worker and not yet back (it never waits for one)
+PARENT_CHECK_S = 0.5  # how often a worker looks whether the seeding process is still there
 Pools = list[tuple[str, str, list[str]]]  # as SubmissionFactory.filled_pools gives them
 # a stretch as it waits for a worker: its number, its submission ids and the stretch
 # pickled (not its tens of objects a submission: a walk far ahead of the builds holds half
@@ -212,7 +214,7 @@ class Worker:
         # pipe has no reader once the worker is stopped, so the sending thread would hang)
         self._tasks.cancel_join_thread()
         self._process: ForkProcess = context.Process(
-            target=_work, args=(index, build, self._tasks, results), daemon=True
+            target=_work, args=(index, build, self._tasks, results, os.getpid()), daemon=True
         )
         self._process.start()
         # the Faker pools the worker has (filled before the fork or handed to it since)
@@ -246,12 +248,16 @@ class Worker:
         self._tasks.join_thread()
 
 
-def _work(index: int, build: Builder, tasks: Any, results: Any) -> None:
+def _work(index: int, build: Builder, tasks: Any, results: Any, parent: int) -> None:
     """A worker's loop (in the forked process): build each stretch handed to it. A Ctrl-C
-    is the seeding process's to handle (it stops this one)."""
+    is the seeding process's to handle (it stops this one). ``parent``: the seeding
+    process's id, taken before the fork (one killed before this runs is then noticed)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(
+        target=_end_with, args=(parent,), name="idv-mock-lifeline", daemon=True
+    ).start()
     build.factory.pools_only()
     while (task := tasks.get()) is not None:
         (number, _, pickled), pools = task
@@ -262,3 +268,14 @@ def _work(index: int, build: Builder, tasks: Any, results: Any) -> None:
             said = str(error) if isinstance(error, Diverged) else f"{type(error).__name__}: {error}"
             results.put((index, number, said))
             return
+
+
+def _end_with(parent: int) -> None:
+    """Ends this worker once the seeding process is gone. One killed outright (SIGKILL, the
+    OOM killer) runs no ``atexit`` and stops no worker, and may die halfway through writing
+    a stretch to it: the worker would wait for the rest for ever (it holds the pipe's other
+    end itself, so no end of file comes). Nobody reads what it builds: it leaves at once,
+    with no queue to flush."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)
