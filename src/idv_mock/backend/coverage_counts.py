@@ -26,6 +26,7 @@ import orjson
 
 from idv_mock.backend.form_state import STEPS
 from idv_mock.ground import errors, operations, schemas
+from idv_mock.ground.by_value import ByValue
 
 KINDS = ("response", "webhook", "time", "delivery", "page")
 # "never" is ranked by where integrations break most (docs/coverage.md "Ranking"): a missed
@@ -47,31 +48,16 @@ def _triggers() -> dict[str, str]:
     return {event: trigger for trigger, event in EVENT_NAMES.items()}
 
 
-class Item:
+class Item(ByValue):
     """One behaviour of the catalogue; ``how`` says how a suite makes the mock show it.
-    Equal and hashed by value, read-only by convention: written out rather than a frozen
-    dataclass, whose generated methods were compiled at import, on every first use."""
+    Equal, hashed and shown by value, read-only by convention (``ByValue``: not a frozen
+    dataclass, whose generated methods were compiled at import, on every first use)."""
 
     __slots__ = ("area", "how", "id", "kind")
+    FIELDS = ("kind", "id", "area", "how")
 
     def __init__(self, kind: str, id: str, area: str, how: str) -> None:
         self.kind, self.id, self.area, self.how = kind, id, area, how
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Item):
-            return NotImplemented
-        return (self.kind, self.id, self.area, self.how) == (
-            other.kind,
-            other.id,
-            other.area,
-            other.how,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.id, self.area, self.how))
-
-    def __repr__(self) -> str:
-        return f"Item(kind={self.kind!r}, id={self.id!r}, area={self.area!r}, how={self.how!r})"
 
 
 def _success_statuses(op: operations.Operation) -> list[int]:

@@ -15,6 +15,8 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from idv_mock.ground.by_value import ByValue
+
 IDENTITY = "identity"  # full_name + date_of_birth + nationality
 ID_NUMBER = "identityNumber"
 SELFIE = "selfie"
@@ -57,33 +59,17 @@ def keys_of(sub: dict[str, Any]) -> list[Key]:
     return keys
 
 
-class Findings:
+class Findings(ByValue):
     """What a new submission duplicates. Equal and shown by value, read-only by
-    convention: written out rather than a frozen dataclass, whose generated methods were
-    compiled at import, on every first use."""
+    convention (``ByValue``: not a frozen dataclass, whose generated methods were compiled
+    at import, on every first use)."""
 
     __slots__ = ("custom_information", "selfie_users", "users")
+    FIELDS = ("users", "selfie_users", "custom_information")  # hashing one: a TypeError (lists)
 
     def __init__(self, users: list[str], selfie_users: list[str], custom_information: str):
         self.users, self.selfie_users = users, selfie_users
         self.custom_information = custom_information
-
-    def _values(self) -> tuple[list[str], list[str], str]:
-        return (self.users, self.selfie_users, self.custom_information)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Findings):
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:  # as the frozen dataclass's: a TypeError (it holds lists)
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return (
-            f"Findings(users={self.users!r}, selfie_users={self.selfie_users!r}, "
-            f"custom_information={self.custom_information!r})"
-        )
 
 
 class DuplicateIndex:

@@ -27,6 +27,7 @@ import orjson
 
 from idv_mock.backend.duplicates import DuplicateIndex, Key
 from idv_mock.backend.packing import JSON_START, PACK_FROM, SAMPLES, Behind, Packer, is_packed
+from idv_mock.ground.by_value import ByValue
 
 Submission = dict[str, Any]
 SortKey = tuple[str, str]
@@ -46,12 +47,13 @@ class Unbuilt(Protocol):
         """Until every submission is built."""
 
 
-class Selection:
+class Selection(ByValue):
     """Which submissions a read wants (api-v3.md 4.2); ``after`` is the paging position.
-    Equal, hashed and shown by value, read-only by convention: written out rather than a
-    frozen dataclass, whose generated methods were compiled at import (every first use)."""
+    Equal, hashed and shown by value, read-only by convention (``ByValue``: not a frozen
+    dataclass, whose generated methods were compiled at import, on every first use)."""
 
     __slots__ = ("after", "count", "email", "end_date", "start_date", "submission_id", "userid")
+    FIELDS = ("submission_id", "userid", "email", "start_date", "end_date", "after", "count")
 
     def __init__(
         self,
@@ -66,30 +68,6 @@ class Selection:
         self.submission_id, self.userid, self.email = submission_id, userid, email
         self.start_date, self.end_date = start_date, end_date
         self.after, self.count = after, count
-
-    def _values(self) -> tuple[Any, ...]:
-        return (
-            self.submission_id,
-            self.userid,
-            self.email,
-            self.start_date,
-            self.end_date,
-            self.after,
-            self.count,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Selection):
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        names = ("submission_id", "userid", "email", "start_date", "end_date", "after", "count")
-        shown = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._values(), strict=True))
-        return f"Selection({shown})"
 
 
 class SubmissionStore:

@@ -16,16 +16,17 @@ import random
 from typing import Any
 
 from idv_mock.ground import schemas
+from idv_mock.ground.by_value import ByValue
 
 SCHEMA = "webhook_delivery.json"
 RELEASE_SCHEMA = "webhook_release.json"
 RELEASE_ORDERS = schemas.enum("release_order")
 
 
-class DeliveryLevers:
-    """A project's delivery levers. Equal and hashed by the levers (not ``source``, the
-    document given), read-only by convention: written out rather than a frozen dataclass,
-    whose generated methods were compiled at import, on every first use."""
+class DeliveryLevers(ByValue):
+    """A project's delivery levers. Equal, hashed and shown by the levers (not ``source``,
+    the document given), read-only by convention (``ByValue``: not a frozen dataclass,
+    whose generated methods were compiled at import, on every first use)."""
 
     __slots__ = (
         "delay_seconds",
@@ -41,6 +42,7 @@ class DeliveryLevers:
         "release_seed",
         "source",
     )
+    FIELDS = tuple(n for n in __slots__ if n != "source")  # the levers, not the document
 
     def __init__(
         self,
@@ -62,34 +64,6 @@ class DeliveryLevers:
         self.fail_first, self.events, self.release_after = fail_first, events, release_after
         self.release_order, self.release_seed = release_order, release_seed
         self.source: dict[str, Any] = {} if source is None else source
-
-    def _levers(self) -> tuple[Any, ...]:
-        return (
-            self.duplicate,
-            self.delay_seconds,
-            self.hold,
-            self.drop_first,
-            self.drop_share,
-            self.drop_seed,
-            self.fail_first,
-            self.events,
-            self.release_after,
-            self.release_order,
-            self.release_seed,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, DeliveryLevers):
-            return NotImplemented
-        return self._levers() == other._levers()
-
-    def __hash__(self) -> int:
-        return hash(self._levers())
-
-    def __repr__(self) -> str:
-        levers = (n for n in self.__slots__ if n != "source")  # not the document given
-        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in levers)
-        return f"DeliveryLevers({shown})"
 
     @classmethod
     def problems(cls, doc: Any) -> list[str]:

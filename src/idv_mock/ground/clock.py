@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from idv_mock.ground import schemas
+from idv_mock.ground.by_value import ByValue
 
 DEFAULT_START = datetime(2026, 1, 1, 9, 0, 0, tzinfo=timezone.utc)
 MODES = schemas.enum("clock_mode")
@@ -26,11 +27,12 @@ def _real() -> datetime:
     return datetime.fromtimestamp(time.time(), tz=timezone.utc)
 
 
-class Clock:
-    """Written out rather than a dataclass, whose generated methods were compiled at
-    import (on every first use); equal and shown by value, as before."""
+class Clock(ByValue):
+    """Not a dataclass, whose generated methods were compiled at import (on every first
+    use); equal and shown by value (``ByValue``), as before; changed, so unhashable."""
 
     __slots__ = ("current", "mode", "moved", "offset", "pin", "step_ms")
+    FIELDS = ("mode", "current", "step_ms", "offset", "pin", "moved")
 
     def __init__(
         self,
@@ -44,19 +46,7 @@ class Clock:
         self.mode, self.current, self.step_ms = mode, current, step_ms
         self.offset, self.pin, self.moved = offset, pin, moved
 
-    def _fields(self) -> tuple[Any, ...]:
-        return (self.mode, self.current, self.step_ms, self.offset, self.pin, self.moved)
-
-    def __eq__(self, other: object) -> bool:
-        return self._fields() == other._fields() if isinstance(other, Clock) else NotImplemented
-
     __hash__ = None  # type: ignore[assignment]  # equal by value, and changed: unhashable
-
-    def __repr__(self) -> str:
-        return (
-            f"Clock(mode={self.mode!r}, current={self.current!r}, step_ms={self.step_ms!r}, "
-            f"offset={self.offset!r}, pin={self.pin!r}, moved={self.moved!r})"
-        )
 
     def now(self) -> datetime:
         if self.pin is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from idv_mock.ground.by_value import ByValue
+
 
 class Shape(Enum):
     CODED = "coded"  # {"errorCode", "message"}
@@ -32,16 +34,17 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-# Entry and Family are written out, not frozen dataclasses: the six methods such a class
-# generates are compiled when the module is imported (the app's, on every first use), and
-# this catalogue makes two hundred entries. Equal, hashed and shown by value, as before;
+# Entry and Family are not frozen dataclasses: the six methods such a class generates are
+# compiled when the module is imported (the app's, on every first use), and this catalogue
+# makes two hundred entries. Equal, hashed and shown by value (``ByValue``), as before;
 # read-only by convention.
 
 
-class Entry:
+class Entry(ByValue):
     """One error; ``name`` tells apart two texts the service sends under one code."""
 
     __slots__ = ("code", "fault_only", "message", "name", "status")
+    FIELDS = ("code", "message", "status", "fault_only", "name")
 
     def __init__(
         self, code: str, message: str, status: int = 400, fault_only: bool = False, name: str = ""
@@ -49,43 +52,18 @@ class Entry:
         self.code, self.message, self.status = code, message, status
         self.fault_only, self.name = fault_only, name
 
-    def _fields(self) -> tuple[str, str, int, bool, str]:
-        return (self.code, self.message, self.status, self.fault_only, self.name)
-
-    def __eq__(self, other: object) -> bool:
-        return self._fields() == other._fields() if isinstance(other, Entry) else NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (
-            f"Entry(code={self.code!r}, message={self.message!r}, status={self.status!r}, "
-            f"fault_only={self.fault_only!r}, name={self.name!r})"
-        )
-
     @property
     def key(self) -> str:
         return self.name or self.code
 
 
-class Family:
+class Family(ByValue):
     __slots__ = ("_by_code", "entries", "name", "shape")
+    FIELDS = ("name", "shape", "entries")
 
     def __init__(self, name: str, shape: Shape, entries: tuple[Entry, ...]) -> None:
         self.name, self.shape, self.entries = name, shape, entries
         self._by_code = {e.key: e for e in entries}
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Family):
-            return NotImplemented
-        return (self.name, self.shape, self.entries) == (other.name, other.shape, other.entries)
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.shape, self.entries))
-
-    def __repr__(self) -> str:
-        return f"Family(name={self.name!r}, shape={self.shape!r}, entries={self.entries!r})"
 
     def entry(self, code: str) -> Entry:
         return self._by_code[code]

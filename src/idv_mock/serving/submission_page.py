@@ -15,6 +15,7 @@ import orjson
 from idv_mock.backend import Project, Service
 from idv_mock.backend.store import Selection, SortKey
 from idv_mock.ground import schemas
+from idv_mock.ground.by_value import ByValue
 from idv_mock.ground.errors import GET_SUBMISSION as ERR
 
 # the spec's parameter table, in its order (also the order of format checks)
@@ -43,12 +44,13 @@ def _pattern(name: str) -> re.Pattern[str]:
     return re.compile(schemas.definition(name)["pattern"])
 
 
-class Query:
-    """A parsed query. Equal, hashed and shown by value, read-only by convention: written
-    out rather than a frozen dataclass, whose generated methods were compiled at import
-    (every first use)."""
+class Query(ByValue):
+    """A parsed query. Equal, hashed and shown by value, read-only by convention
+    (``ByValue``: not a frozen dataclass, whose generated methods were compiled at import,
+    on every first use)."""
 
     __slots__ = ("only_id", "reduced", "request_type", "selection")
+    FIELDS = ("selection", "reduced", "request_type", "only_id")
 
     def __init__(
         self,
@@ -61,23 +63,6 @@ class Query:
         # the id when the query names nothing else (no filter, date, paging or request
         # type): the polled call, answered from ``_ONE`` while its stored bytes stay the same
         self.only_id = only_id
-
-    def _values(self) -> tuple[Selection, bool, str | None, str | None]:
-        return (self.selection, self.reduced, self.request_type, self.only_id)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Query):
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        return (
-            f"Query(selection={self.selection!r}, reduced={self.reduced!r}, "
-            f"request_type={self.request_type!r}, only_id={self.only_id!r})"
-        )
 
 
 def plain_page(service: Service, project: Project, found: dict[str, list[str]]) -> bytes:
